@@ -1,0 +1,36 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything installs into .venv.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.neuroneval-installed
+CORES ?= all
+
+.PHONY: setup run test lint bench dryrun clean-results
+
+setup: $(STAMP)
+
+# Pinned install: torch/torchvision come from this machine's disk; constraints.txt locks every other package.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) results/table4.csv
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+
+dryrun: $(STAMP)
+	$(BIN)/snakemake -n results/table4.csv
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_metrics.py
+
+clean-results:
+	rm -rf results .snakemake/metadata

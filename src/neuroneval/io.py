@@ -1,0 +1,252 @@
+"""Reading and writing the project's tables (DESIGN.md §2), validated and atomic.
+
+Two Parquet table kinds share one layout: an ``input_id`` column (int64, unique, sorted) followed by one
+float32 column per unit (activation tables) or per concept (concept tables, values in [0, 1]). Table-level
+facts (model, layer, dataset, concept source, hierarchy, ...) travel as JSON in the Parquet key-value
+metadata under the key ``neuroneval``. A table may also be a directory of Parquet shards with one schema;
+the readers accept both.
+
+Every reader validates what it returns and every writer validates what it is given; problems raise
+:class:`TableError` naming the file and the offending column or row. Writers go through a temporary file in
+the destination directory and an atomic rename, so a failed write never leaves a half-written table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from neuroneval import __version__
+
+ID_COLUMN = "input_id"
+METADATA_KEY = b"neuroneval"
+
+
+class TableError(ValueError):
+    """A table on disk or in memory breaks the data contract; the message names file, column and row."""
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary sibling of ``path``; rename it onto ``path`` only if the block succeeds.
+
+    The temporary file lives in the destination directory (so the rename is atomic on POSIX) and is removed
+    if the block raises, leaving any previous version of ``path`` untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    tmp_path = Path(tmp_name)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation") -> pd.DataFrame:
+    """Check ``frame`` against the table contract and return a normalised copy.
+
+    Normalisation: ``input_id`` becomes int64, value columns float32, rows sorted by ``input_id``.
+
+    Parameters
+    ----------
+    frame
+        ``input_id`` plus value columns.
+    source
+        Where the table came from (a file path or a description); quoted in every error.
+    kind
+        ``"activation"`` (any finite float) or ``"concept"`` (finite, within [0, 1]).
+
+    Raises
+    ------
+    TableError
+        Empty table, missing/non-integer/duplicate ids, non-string or duplicate column names, non-numeric
+        value columns, NaN/inf values, concept values outside [0, 1].
+    """
+    if kind not in ("activation", "concept"):
+        raise ValueError(f"kind must be 'activation' or 'concept', got {kind!r}")
+    if ID_COLUMN not in frame.columns:
+        raise TableError(f"{source}: missing column {ID_COLUMN!r} (columns: {list(frame.columns)[:5]}...)")
+    value_columns = [column for column in frame.columns if column != ID_COLUMN]
+    if len(frame) == 0:
+        raise TableError(f"{source}: table has no rows")
+    if not value_columns:
+        raise TableError(f"{source}: table has no {kind} columns besides {ID_COLUMN!r}")
+    bad_names = [column for column in frame.columns if not isinstance(column, str)]
+    if bad_names:
+        raise TableError(f"{source}: column names must be strings, got {bad_names[:3]!r}")
+    if len(set(frame.columns)) != len(frame.columns):
+        duplicated = frame.columns[frame.columns.duplicated()].tolist()
+        raise TableError(f"{source}: duplicate column names {duplicated[:3]!r}")
+
+    ids = frame[ID_COLUMN]
+    if not pd.api.types.is_integer_dtype(ids.dtype):
+        raise TableError(f"{source}: column {ID_COLUMN!r} must be integer, got dtype {ids.dtype}")
+    ids = ids.to_numpy(dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    duplicate_at = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
+    if duplicate_at.size:
+        bad_id = int(sorted_ids[duplicate_at[0]])
+        rows = np.flatnonzero(ids == bad_id)[:2].tolist()
+        raise TableError(f"{source}: duplicate {ID_COLUMN} {bad_id} at rows {rows}")
+
+    values = {}
+    for column in value_columns:
+        series = frame[column]
+        if not (pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_integer_dtype(series.dtype)
+                or pd.api.types.is_bool_dtype(series.dtype)):
+            raise TableError(f"{source}: column {column!r} must be numeric (float32), got dtype {series.dtype}")
+        column_values = series.to_numpy(dtype=np.float64)[order]
+        finite = np.isfinite(column_values)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            raise TableError(
+                f"{source}: column {column!r} has a non-finite value {column_values[row]} "
+                f"at {ID_COLUMN} {int(sorted_ids[row])}"
+            )
+        if kind == "concept":
+            outside = (column_values < 0.0) | (column_values > 1.0)
+            if outside.any():
+                row = int(np.flatnonzero(outside)[0])
+                raise TableError(
+                    f"{source}: concept column {column!r} has value {column_values[row]} outside [0, 1] "
+                    f"at {ID_COLUMN} {int(sorted_ids[row])}"
+                )
+        values[column] = column_values.astype(np.float32)
+
+    normalised = pd.DataFrame({ID_COLUMN: sorted_ids, **values})
+    return normalised
+
+
+def _write_table(path: str | os.PathLike, frame: pd.DataFrame, metadata: Mapping[str, Any], kind: str) -> Path:
+    target = Path(path)
+    table_frame = validate_table(frame, source=f"{target} (being written)", kind=kind)
+    full_metadata = {"kind": kind, "neuroneval_version": __version__, **metadata}
+    arrow_table = pa.Table.from_pandas(table_frame, preserve_index=False)
+    encoded = json.dumps(full_metadata, sort_keys=True, default=_json_default).encode()
+    arrow_table = arrow_table.replace_schema_metadata({METADATA_KEY: encoded})
+    with atomic_path(target) as tmp_path:
+        pq.write_table(arrow_table, tmp_path, compression="zstd")
+    return target
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"metadata value of type {type(value).__name__} is not JSON serialisable")
+
+
+def _read_table(path: str | os.PathLike, kind: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    source = Path(path)
+    if not source.exists():
+        raise TableError(f"{source}: no such {kind} table")
+    files = sorted(source.glob("*.parquet")) if source.is_dir() else [source]
+    if not files:
+        raise TableError(f"{source}: directory holds no .parquet shards")
+    frames = []
+    metadata: dict[str, Any] = {}
+    first_schema = None
+    for file in files:
+        try:
+            arrow_table = pq.read_table(file)
+        except (pa.ArrowException, OSError) as error:
+            raise TableError(f"{file}: not a readable Parquet file ({error})") from error
+        schema = arrow_table.schema.remove_metadata()
+        if first_schema is None:
+            first_schema = schema
+            raw = (arrow_table.schema.metadata or {}).get(METADATA_KEY)
+            if raw is not None:
+                try:
+                    metadata = json.loads(raw)
+                except json.JSONDecodeError as error:
+                    raise TableError(f"{file}: corrupt neuroneval metadata ({error})") from error
+        elif not schema.equals(first_schema):
+            raise TableError(f"{file}: schema differs from the first shard {files[0].name}")
+        frames.append(arrow_table.to_pandas())
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    stored_kind = metadata.get("kind")
+    if stored_kind is not None and stored_kind != kind:
+        raise TableError(f"{source}: holds a {stored_kind} table, expected a {kind} table")
+    return validate_table(frame, source=str(source), kind=kind), metadata
+
+
+def write_activation_table(path: str | os.PathLike, frame: pd.DataFrame, *, metadata: Mapping[str, Any]) -> Path:
+    """Validate and atomically write an activation table (``input_id`` + one float32 column per unit).
+
+    ``metadata`` should name ``model``, ``layer``, ``dataset`` and ``pooling``; it is stored as JSON.
+    """
+    return _write_table(path, frame, metadata, "activation")
+
+
+def read_activation_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read and validate an activation table (a Parquet file or a directory of shards)."""
+    return _read_table(path, "activation")
+
+
+def write_concept_table(path: str | os.PathLike, frame: pd.DataFrame, *, metadata: Mapping[str, Any]) -> Path:
+    """Validate and atomically write a concept table (``input_id`` + one column per concept in [0, 1]).
+
+    ``metadata`` should name ``source`` (``labels``, ``pseudo:<model>``, ``generative``), ``concepts`` and,
+    where known, ``hierarchy`` (parent -> children).
+    """
+    return _write_table(path, frame, metadata, "concept")
+
+
+def read_concept_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read and validate a concept table (a Parquet file or a directory of shards)."""
+    return _read_table(path, "concept")
+
+
+def check_matching_ids(first: pd.DataFrame, second: pd.DataFrame, *, first_source: str, second_source: str) -> None:
+    """Raise :class:`TableError` unless both (validated, sorted) tables hold exactly the same ``input_id``s."""
+    first_ids = first[ID_COLUMN].to_numpy()
+    second_ids = second[ID_COLUMN].to_numpy()
+    if first_ids.shape == second_ids.shape and np.array_equal(first_ids, second_ids):
+        return
+    only_first = np.setdiff1d(first_ids, second_ids)
+    only_second = np.setdiff1d(second_ids, first_ids)
+    details = []
+    if only_first.size:
+        details.append(f"{only_first.size} ids only in {first_source} (first: {int(only_first[0])})")
+    if only_second.size:
+        details.append(f"{only_second.size} ids only in {second_source} (first: {int(only_second[0])})")
+    raise TableError(f"{ID_COLUMN} mismatch between {first_source} and {second_source}: " + "; ".join(details))
+
+
+def value_matrix(frame: pd.DataFrame) -> np.ndarray:
+    """The (n, K) float32 matrix of a validated table, without the ``input_id`` column."""
+    return frame.drop(columns=[ID_COLUMN]).to_numpy(dtype=np.float32)
+
+
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame, *, float_format: str = "%.6g") -> Path:
+    """Atomically write a result CSV with a fixed float format, so equal inputs give equal bytes."""
+    target = Path(path)
+    with atomic_path(target) as tmp_path:
+        frame.to_csv(tmp_path, index=False, float_format=float_format, lineterminator="\n")
+    return target
+
+
+def write_json(path: str | os.PathLike, payload: Any) -> Path:
+    """Atomically write sorted, indented JSON."""
+    target = Path(path)
+    with atomic_path(target) as tmp_path:
+        tmp_path.write_text(json.dumps(payload, indent=2, sort_keys=True, default=_json_default) + "\n")
+    return target
