@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.neuroneval-installed
 CORES ?= all
 
-.PHONY: setup run test lint bench dryrun clean-results
+.PHONY: setup run test lint bench dryrun clean-results repro
 
 setup: $(STAMP)
 
@@ -34,3 +34,6 @@ bench: $(STAMP)
 
 clean-results:
 	rm -rf results .snakemake/metadata
+
+repro: $(STAMP)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro

@@ -1,0 +1,23 @@
+# neuroneval workflow: worlds -> models -> activation/concept tables -> metric meta-evaluation -> results.
+# Knobs live in params.yaml (validated against workflow/schemas/params.schema.yaml); run profiles in
+# workflow/profiles/. Logic lives in src/neuroneval; rules only declare files and call it.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/worlds.smk"
+include: "workflow/rules/models.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/meta.smk"
+
+
+rule all:
+    input:
+        "results/table4.csv",
+        "results/table4.png",
+        "results/worlds_report.csv",

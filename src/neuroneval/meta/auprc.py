@@ -1,0 +1,48 @@
+"""Meta-AUPRC (paper 000, Eq. 13): how well a metric's scores single out each unit's correct concept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import average_precision_score
+
+
+def truth_mask(truth: pd.DataFrame, unit_names: Sequence[str], concept_names: Sequence[str]) -> np.ndarray:
+    """(K, C) boolean matrix, True where ``truth`` (columns ``unit, concept``) pairs unit k with concept t.
+
+    Every unit and concept named in ``truth`` must exist, so a typo cannot silently shrink the ground truth.
+    """
+    unit_position = {name: k for k, name in enumerate(unit_names)}
+    concept_position = {name: t for t, name in enumerate(concept_names)}
+    missing_units = sorted(set(truth["unit"]) - set(unit_position))
+    missing_concepts = sorted(set(truth["concept"]) - set(concept_position))
+    if missing_units:
+        raise ValueError(f"truth names units that are not in the activation tables: {missing_units[:5]}")
+    if missing_concepts:
+        raise ValueError(f"truth names concepts that are not in the concept table: {missing_concepts[:5]}")
+    mask = np.zeros((len(unit_names), len(concept_names)), dtype=bool)
+    mask[truth["unit"].map(unit_position).to_numpy(), truth["concept"].map(concept_position).to_numpy()] = True
+    return mask
+
+
+def meta_auprc(scores: np.ndarray, truth: np.ndarray, *, higher_is_better: bool = True) -> float:
+    r"""Average precision of the flattened scores of all (unit, concept) pairs, correct pairs as positives.
+
+    .. math:: \text{meta-AUPRC} = \mathrm{AP}\big(\{s_M(a_k, c_t)\}_{k,t},\ \{\mathbb{1}[t \in T_k]\}_{k,t}\big)
+
+    (000 Eq. 13): a metric that scores every unit's correct concept above all wrong (unit, concept) pairs gets
+    1. Scores must be finite (the metric engine defines its undefined cases); ``higher_is_better=False``
+    negates them first. Ties between scores are grouped, as in ``sklearn.metrics.average_precision_score``.
+    """
+    if scores.shape != truth.shape:
+        raise ValueError(f"scores shape {scores.shape} differs from truth shape {truth.shape}")
+    if not truth.any():
+        raise ValueError("meta-AUPRC needs at least one correct (unit, concept) pair")
+    flat_scores = np.asarray(scores, dtype=np.float64).ravel()
+    if not np.isfinite(flat_scores).all():
+        raise ValueError("meta-AUPRC got non-finite scores; the metric must define its undefined cases")
+    if not higher_is_better:
+        flat_scores = -flat_scores
+    return float(average_precision_score(truth.ravel(), flat_scores))

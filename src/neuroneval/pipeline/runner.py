@@ -1,0 +1,58 @@
+"""Running one workflow step: log redirection, thread limits, and a plain-object view of the job."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StepIO:
+    """What a step sees of its job: named ``input``/``output``/``params``/``wildcards`` and ``threads``.
+
+    Snakemake's named lists fit, and so does any object with attributes (tests use SimpleNamespace).
+    """
+
+    input: Any
+    output: Any
+    params: Any
+    wildcards: Any
+    threads: int = 1
+
+
+def run_step(step: Callable[[StepIO], None], snakemake: Any) -> None:
+    """Run ``step`` for a Snakemake job with stdout/stderr appended to its log and torch limited to its threads."""
+    job = StepIO(snakemake.input, snakemake.output, snakemake.params, snakemake.wildcards, snakemake.threads)
+    log_path = Path(snakemake.log[0]) if len(snakemake.log) else None
+    with _redirected(log_path):
+        _limit_threads(job.threads)
+        try:
+            step(job)
+        except Exception:
+            traceback.print_exc()
+            raise
+
+
+@contextlib.contextmanager
+def _redirected(log_path: Path | None):
+    if log_path is None:
+        yield
+        return
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log_file, contextlib.redirect_stdout(log_file), contextlib.redirect_stderr(log_file):
+        yield
+
+
+def _limit_threads(threads: int) -> None:
+    """Cap BLAS/OpenMP/torch threads at the job's ``threads`` (before torch is imported, where possible)."""
+    count = str(max(1, int(threads)))
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[variable] = count
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(count))

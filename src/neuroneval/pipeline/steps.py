@@ -1,0 +1,209 @@
+"""The workflow's steps, one function per Snakemake rule (same name), each taking a :class:`StepIO`.
+
+Steps only move data between files and library calls; the science lives in the modules they call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.plots import plot_table4
+from neuroneval.pipeline.runner import StepIO
+
+
+def vision_world(job: StepIO) -> None:
+    """Render the embedded vision world's split ``{split}`` into a directory (written whole, then renamed)."""
+    from neuroneval.worlds import build_vision_world, save_vision_world
+
+    knobs = dict(job.params.world)
+    knobs.pop("splits")
+    seed = knobs.pop("seed")
+    world = build_vision_world(int(job.params.n_images), seed=seed, split=job.wildcards.split, **knobs)
+    target = Path(job.output[0])
+    staging = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    save_vision_world(world, staging)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)
+
+
+def train_vision_cnn(job: StepIO) -> None:
+    """Train the tiny CNN on the world's training split; write checkpoint and JSON card."""
+    from neuroneval.models.cnn import CNNConfig, save_checkpoint, train_classifier
+    from neuroneval.worlds import load_vision_world
+
+    world = load_vision_world(Path(job.input.world))
+    training = job.params.training
+    config = CNNConfig(n_classes=len(world.class_names), width=training["width"], image_size=world.images.shape[1])
+    model, report = train_classifier(
+        world.images,
+        world.class_index,
+        config,
+        epochs=training["epochs"],
+        batch_size=training["batch_size"],
+        learning_rate=training["learning_rate"],
+        holdout_fraction=training["holdout_fraction"],
+        seed=training["seed"],
+    )
+    print(json.dumps(report, indent=2))
+    save_checkpoint(model, job.output.checkpoint, report=report, class_names=world.class_names)
+
+
+def vision_cnn_activations(job: StepIO) -> None:
+    """Activation table of one layer of the tiny CNN on a world split.
+
+    ``softmax``/``logits``: one unit per class, known concept = its class. ``superclass``: one unit per parent
+    concept, the sum of its member classes' probabilities (000 App. F), known concept = the parent. Any other
+    layer name is a module of the CNN (e.g. ``block3``), pooled over space, with no known concepts.
+    """
+    from neuroneval.activations import activation_frame, record_activations, superclass_units
+    from neuroneval.models.cnn import images_to_tensor, load_checkpoint
+    from neuroneval.worlds import load_vision_world
+
+    model, card = load_checkpoint(job.input.checkpoint)
+    world = load_vision_world(Path(job.input.world))
+    layer = job.wildcards.layer
+    extraction = job.params.extraction
+    batch_size = int(extraction["batch_size"])
+    batches = [images_to_tensor(world.images[start : start + batch_size])
+               for start in range(0, len(world.images), batch_size)]
+    recorded_layer = "softmax" if layer == "superclass" else layer
+    values = record_activations(model, batches, [recorded_layer], pooling=extraction["pooling"])[recorded_layer]
+    class_names = card["class_names"]
+    if layer in ("softmax", "logits"):
+        unit_names = [str(k) for k in range(values.shape[1])]
+        unit_concepts = {str(k): [name] for k, name in enumerate(class_names)}
+    elif layer == "superclass":
+        values, unit_names = superclass_units(values, class_names, world.hierarchy)
+        unit_concepts = {name: [name] for name in unit_names}
+    else:
+        unit_names = [str(k) for k in range(values.shape[1])]
+        unit_concepts = {}
+    input_ids = world.labels[io.ID_COLUMN].to_numpy()
+    frame = activation_frame(values, unit_names, input_ids)
+    metadata = {
+        "model": "vision_cnn",
+        "layer": layer,
+        "dataset": f"vision_{job.wildcards.split}",
+        "pooling": extraction["pooling"] if layer not in ("softmax", "logits", "superclass") else "none",
+        "dtype": "float32",
+        "unit_concepts": unit_concepts,
+    }
+    io.write_activation_table(job.output[0], frame, metadata=metadata)
+
+
+def vision_label_concepts(job: StepIO) -> None:
+    """The world's ground-truth labels as a concept table (``source = labels``, with the hierarchy)."""
+    from neuroneval.worlds import load_vision_world
+
+    world = load_vision_world(Path(job.input.world))
+    concept_names = [column for column in world.labels.columns if column != io.ID_COLUMN]
+    metadata = {"source": "labels", "dataset": f"vision_{job.wildcards.split}", "concepts": concept_names,
+                "hierarchy": world.hierarchy}
+    io.write_concept_table(job.output[0], world.labels, metadata=metadata)
+
+
+def setting_truth(job: StepIO) -> None:
+    """Ground truth ``unit,concept`` of a setting, and a JSON summary of its size and concept balance."""
+    from neuroneval.settings import load_setting, truth_frame
+
+    setting = job.params.setting
+    data = load_setting(
+        [Path(path) for path in job.input.activations],
+        Path(job.input.concepts),
+        concept_prefixes=setting["concepts"].get("prefixes", []),
+    )
+    truth = truth_frame(data.unit_concepts)
+    io.write_csv(job.output.truth, truth)
+    positive_rates = (data.concepts >= 0.5).mean(axis=0)
+    summary = {
+        "setting": job.wildcards.setting,
+        "description": setting.get("description", ""),
+        "inputs": int(data.activations.shape[0]),
+        "units": len(data.unit_names),
+        "known_units": len(data.unit_concepts),
+        "concepts": len(data.concept_names),
+        "concept_source": setting["concepts"]["source"],
+        "model": "+".join(sorted({unit["model"] for unit in setting["units"]})),
+        "positive_rate_min": float(positive_rates.min()),
+        "positive_rate_median": float(np.median(positive_rates)),
+        "positive_rate_max": float(positive_rates.max()),
+    }
+    io.write_json(job.output.summary, summary)
+
+
+def meta_metric(job: StepIO) -> None:
+    """Meta-AUPRC of one metric on one setting: α/λ chosen on validation units, reported on test units."""
+    from neuroneval.meta import evaluate_metric, split_units, truth_mask
+    from neuroneval.settings import load_setting
+
+    setting = job.params.setting
+    meta = job.params.meta
+    data = load_setting(
+        [Path(path) for path in job.input.activations],
+        Path(job.input.concepts),
+        concept_prefixes=setting["concepts"].get("prefixes", []),
+    )
+    truth = pd.read_csv(job.input.truth, dtype=str)
+    mask = truth_mask(truth, data.unit_names, data.concept_names)
+    known_units = np.flatnonzero(mask.any(axis=1))
+    val_positions, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"],
+                                                seed=meta["seed"])
+    fixed_params = {"ties": meta["ties"], "seed": meta["seed"]}
+    result = evaluate_metric(
+        job.wildcards.metric,
+        data.activations,
+        data.concepts,
+        mask,
+        val_units=known_units[val_positions],
+        test_units=known_units[test_positions],
+        alpha_grid=meta["alpha_grid"],
+        lam_grid=meta["lam_grid"],
+        fixed_params=fixed_params,
+    )
+    row = {
+        "setting": job.wildcards.setting,
+        "metric": result.metric,
+        "ties": meta["ties"],
+        "alpha": result.params.get("alpha", np.nan),
+        "lam": result.params.get("lam", np.nan),
+        "val_auprc": result.val_auprc,
+        "test_auprc": result.test_auprc,
+        "val_units": result.n_val_units,
+        "test_units": result.n_test_units,
+        "concepts": len(data.concept_names),
+        "inputs": data.activations.shape[0],
+        "seed": meta["seed"],
+    }
+    io.write_csv(job.output[0], pd.DataFrame([row]))
+
+
+def table4(job: StepIO) -> None:
+    """Assemble Table 4 (meta-AUPRC per metric and setting, mean AUPRC, mean rank), its tidy source and plot."""
+    from neuroneval.meta import build_table4
+
+    tidy = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
+    tidy = tidy.sort_values(["setting", "metric"], kind="stable").reset_index(drop=True)
+    table = build_table4(tidy, metric_order=list(job.params.metrics), setting_order=list(job.params.settings))
+    io.write_csv(job.output.tidy, tidy)
+    io.write_csv(job.output.table, table, float_format="%.4f")
+    summary = {row.metric: {"mean_auprc": round(float(row.mean_auprc), 6), "mean_rank": round(float(row.mean_rank), 6)}
+               for row in table.itertuples()}
+    io.write_json(job.output.summary, summary)
+    plot_table4(table, list(job.params.settings), job.output.figure)
+
+
+def worlds_report(job: StepIO) -> None:
+    """One row per setting: inputs, units, concepts, positive-rate range, and its model's accuracy vs chance."""
+    cards = {Path(path).stem: json.loads(Path(path).read_text()) for path in job.input.cards}
+    report = pd.DataFrame([json.loads(Path(path).read_text()) for path in job.input.summaries])
+    for field in ("holdout_accuracy", "chance_accuracy"):
+        report[f"model_{field}"] = [cards[model][field] if model in cards else np.nan for model in report["model"]]
+    io.write_csv(job.output[0], report)

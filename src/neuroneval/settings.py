@@ -1,0 +1,109 @@
+"""Settings (DESIGN.md §5): which activation tables, concept table and ground truth one evaluation uses.
+
+A setting in ``params.yaml`` reads::
+
+    vision_final_gt:
+      dataset: vision_probe                      # data/activations/<dataset>/..., data/concepts/<dataset>/...
+      units:                                     # activation tables whose columns are concatenated
+        - {model: vision_cnn, layer: softmax}
+      concepts: {source: labels, prefixes: ["class:"]}   # concept table and which of its columns to use
+
+Unit columns are prefixed with their layer (``softmax.3``) when a setting joins several tables, so names stay
+unique. Ground truth comes from the ``unit_concepts`` metadata of each activation table (known units).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table, value_matrix
+
+DATA = Path("data")
+
+
+def activation_path(dataset: str, model: str, layer: str, *, root: Path = DATA) -> Path:
+    """``data/activations/<dataset>/<model>/<layer>.parquet``."""
+    return root / "activations" / dataset / model / f"{layer}.parquet"
+
+
+def concept_path(dataset: str, source: str, *, root: Path = DATA) -> Path:
+    """``data/concepts/<dataset>/<source>.parquet`` (``pseudo:clip`` is stored as ``pseudo-clip``)."""
+    return root / "concepts" / dataset / f"{source.replace(':', '-')}.parquet"
+
+
+def truth_path(setting: str, *, root: Path = DATA) -> Path:
+    """``data/truth/<setting>.csv`` with columns ``unit,concept``."""
+    return root / "truth" / f"{setting}.csv"
+
+
+def setting_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -> list[Path]:
+    """The activation tables a setting reads, in its ``units`` order."""
+    return [activation_path(setting["dataset"], unit["model"], unit["layer"], root=root) for unit in setting["units"]]
+
+
+def setting_concept_path(setting: Mapping[str, Any], *, root: Path = DATA) -> Path:
+    """The concept table a setting reads."""
+    return concept_path(setting["dataset"], setting["concepts"]["source"], root=root)
+
+
+@dataclass(frozen=True)
+class SettingData:
+    """Everything the metric engine needs for one setting, aligned on the same inputs."""
+
+    activations: np.ndarray  # (n, K) float32
+    unit_names: list[str]
+    concepts: np.ndarray  # (n, C) float32
+    concept_names: list[str]
+    unit_concepts: dict[str, list[str]]  # known concepts of each unit that has any, within the setting
+
+
+def select_concepts(names: Sequence[str], prefixes: Sequence[str]) -> list[str]:
+    """Concept columns starting with one of ``prefixes`` (all columns when ``prefixes`` is empty)."""
+    selected = [name for name in names if not prefixes or name.startswith(tuple(prefixes))]
+    if not selected:
+        raise ValueError(f"no concept column starts with any of {list(prefixes)}")
+    return selected
+
+
+def load_setting(
+    activation_files: Sequence[Path], concept_file: Path, *, concept_prefixes: Sequence[str]
+) -> SettingData:
+    """Read, validate and align a setting's tables (ids must match exactly across all of them)."""
+    concept_frame, _ = read_concept_table(concept_file)
+    concept_names = select_concepts([c for c in concept_frame.columns if c != "input_id"], concept_prefixes)
+    blocks, unit_names, unit_concepts = [], [], {}
+    prefix_units = len(activation_files) > 1
+    for path in activation_files:
+        frame, metadata = read_activation_table(path)
+        check_matching_ids(frame, concept_frame, first_source=str(path), second_source=str(concept_file))
+        layer = metadata.get("layer", Path(path).stem)
+        names = [c for c in frame.columns if c != "input_id"]
+        known = metadata.get("unit_concepts", {})
+        for name in names:
+            full_name = f"{layer}.{name}" if prefix_units and not name.startswith(f"{layer}.") else name
+            unit_names.append(full_name)
+            concepts_here = [concept for concept in known.get(name, []) if concept in concept_names]
+            if concepts_here:
+                unit_concepts[full_name] = concepts_here
+        blocks.append(value_matrix(frame))
+    return SettingData(
+        activations=np.concatenate(blocks, axis=1),
+        unit_names=unit_names,
+        concepts=concept_frame[concept_names].to_numpy(dtype=np.float32),
+        concept_names=concept_names,
+        unit_concepts=unit_concepts,
+    )
+
+
+def truth_frame(unit_concepts: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Ground truth as the ``unit,concept`` table, one row per known pair, in unit order."""
+    rows = [(unit, concept) for unit, concepts in unit_concepts.items() for concept in concepts]
+    if not rows:
+        raise ValueError("no unit of this setting has a known concept among the setting's concepts")
+    return pd.DataFrame(rows, columns=["unit", "concept"])

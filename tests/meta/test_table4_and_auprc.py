@@ -1,0 +1,91 @@
+"""Meta-AUPRC (000 Eq. 13), the unit split and Table 4's aggregation, checked against direct computations."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import rankdata
+
+from neuroneval.meta import build_table4, meta_auprc, split_units, truth_mask
+
+
+def brute_force_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
+    """AP = Σ_thresholds (R_i − R_{i−1}) P_i over distinct score thresholds, high to low (ties grouped)."""
+    total_positives = labels.sum()
+    value, previous_recall = 0.0, 0.0
+    for threshold in np.unique(scores)[::-1]:
+        predicted = scores >= threshold
+        true_positives = (predicted & labels).sum()
+        recall = true_positives / total_positives
+        value += (recall - previous_recall) * true_positives / predicted.sum()
+        previous_recall = recall
+    return float(value)
+
+
+def test_meta_auprc_matches_brute_force_with_ties() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 5, size=(7, 9)).astype(float)
+    truth = np.zeros((7, 9), dtype=bool)
+    truth[np.arange(7), rng.integers(0, 9, size=7)] = True
+    expected = brute_force_average_precision(scores.ravel(), truth.ravel())
+    assert meta_auprc(scores, truth) == pytest.approx(expected, abs=1e-12)
+    assert meta_auprc(-scores, truth, higher_is_better=False) == pytest.approx(expected, abs=1e-12)
+
+
+def test_meta_auprc_is_one_when_every_correct_pair_wins() -> None:
+    truth = np.eye(4, dtype=bool)
+    assert meta_auprc(np.eye(4) + 0.01, truth) == 1.0
+
+
+def test_meta_auprc_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        meta_auprc(np.array([[np.nan, 1.0]]), np.array([[True, False]]))
+    with pytest.raises(ValueError, match="at least one correct"):
+        meta_auprc(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
+    with pytest.raises(ValueError, match="shape"):
+        meta_auprc(np.ones((2, 3)), np.zeros((2, 2), dtype=bool))
+
+
+def test_truth_mask_names_unknown_units_and_concepts() -> None:
+    truth = pd.DataFrame({"unit": ["0", "1"], "concept": ["dog", "cat"]})
+    mask = truth_mask(truth, ["0", "1", "2"], ["cat", "dog"])
+    assert mask.tolist() == [[False, True], [True, False], [False, False]]
+    with pytest.raises(ValueError, match=r"units that are not in the activation tables: \['1'\]"):
+        truth_mask(truth, ["0"], ["cat", "dog"])
+    with pytest.raises(ValueError, match=r"concepts that are not in the concept table: \['cat'\]"):
+        truth_mask(truth, ["0", "1"], ["dog"])
+
+
+def test_split_is_seeded_disjoint_and_sized() -> None:
+    val, test = split_units(100, val_fraction=0.05, seed=7)
+    assert len(val) == 5 and len(test) == 95
+    assert set(val).isdisjoint(test) and set(val) | set(test) == set(range(100))
+    again = split_units(100, val_fraction=0.05, seed=7)
+    assert np.array_equal(val, again[0])
+    assert not np.array_equal(val, split_units(100, val_fraction=0.05, seed=8)[0])
+    assert len(split_units(3, val_fraction=0.05, seed=0)[0]) == 1
+    with pytest.raises(ValueError, match="at least 2 units"):
+        split_units(1, val_fraction=0.05, seed=0)
+
+
+def test_table4_means_and_ranks_match_scipy() -> None:
+    rng = np.random.default_rng(0)
+    metrics, settings = ["a", "b", "c", "d"], ["s1", "s2", "s3"]
+    values = rng.random((4, 3)).round(1)
+    values[1, 0] = values[2, 0]  # a tie within one setting
+    tidy = pd.DataFrame([(s, m, values[i, j]) for i, m in enumerate(metrics) for j, s in enumerate(settings)],
+                        columns=["setting", "metric", "test_auprc"]).sample(frac=1, random_state=1)
+    table = build_table4(tidy, metric_order=metrics, setting_order=settings)
+    assert table.columns.tolist() == ["metric", "s1", "s2", "s3", "mean_auprc", "mean_rank"]
+    assert table["metric"].tolist() == metrics
+    np.testing.assert_allclose(table[settings].to_numpy(), values)
+    np.testing.assert_allclose(table["mean_auprc"], values.mean(axis=1))
+    expected_ranks = np.column_stack([rankdata(-values[:, j]) for j in range(3)]).mean(axis=1)
+    np.testing.assert_allclose(table["mean_rank"], expected_ranks)
+
+
+def test_table4_rejects_duplicates_and_gaps() -> None:
+    tidy = pd.DataFrame({"setting": ["s", "s"], "metric": ["a", "a"], "test_auprc": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="more than once"):
+        build_table4(tidy, metric_order=["a"], setting_order=["s"])
+    with pytest.raises(ValueError, match="lack settings"):
+        build_table4(tidy.iloc[:1], metric_order=["a"], setting_order=["s", "t"])

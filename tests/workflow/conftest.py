@@ -1,0 +1,73 @@
+"""A throw-away copy of the workflow with a tiny params.yaml, for end-to-end runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+TINY_OVERRIDES = {
+    "world": {"vision": {"n_classes": 12, "splits": {"train": 800, "probe": 500}}},
+    "models": {"vision_cnn": {"width": 8, "epochs": 2, "batch_size": 64}},
+    "activations": {"batch_size": 256},
+}
+WORKFLOW_FILES = ["Snakefile", "workflow", "dvc.yaml", ".dvcignore"]
+
+
+def deep_update(base: dict, overrides: Mapping) -> dict:
+    """``base`` with ``overrides`` merged in recursively (mappings merge, everything else replaces)."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        merged[key] = deep_update(merged[key], value) if isinstance(value, Mapping) and key in merged else value
+    return merged
+
+
+def tiny_params(**extra: Mapping) -> dict:
+    """The repository's params.yaml with the tiny overrides (and ``extra``) applied."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = deep_update(params, TINY_OVERRIDES)
+    for key, value in extra.items():
+        params = deep_update(params, {key: value})
+    return params
+
+
+def make_workspace(directory: Path, params: Mapping) -> Path:
+    """Copy the workflow into ``directory`` with ``params`` as its params.yaml."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, directory / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif source.exists():
+            shutil.copy2(source, directory / name)
+    (directory / "params.yaml").write_text(yaml.safe_dump(dict(params), sort_keys=False))
+    return directory
+
+
+def run_tool(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a tool of the project's venv (snakemake, dvc, git) in ``cwd`` with the venv first on PATH."""
+    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    tool = str(BIN / args[0]) if (BIN / args[0]).exists() else args[0]
+    result = subprocess.run([tool, *args[1:]], cwd=cwd, env=environment, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+                             f"{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One complete tiny run of the workflow, shared by the end-to-end tests."""
+    workspace = make_workspace(tmp_path_factory.mktemp("tiny_run"), tiny_params())
+    run_tool(["snakemake", "--cores", "2", "results/table4.csv", "results/table4.png", "results/worlds_report.csv"],
+             workspace)
+    return workspace

@@ -1,0 +1,50 @@
+"""DVC spine: `dvc repro` builds, a second repro is a no-op, push/pull round-trips, Snakemake then has nothing to do."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from tests.workflow.conftest import make_workspace, run_tool, tiny_params
+
+TRACKED = ("data", "results")
+
+
+def content_hashes(workspace: Path) -> dict[str, str]:
+    hashes = {}
+    for top in TRACKED:
+        for path in sorted((workspace / top).rglob("*")):
+            if path.is_file() and path.name != ".gitignore":
+                hashes[str(path.relative_to(workspace))] = hashlib.md5(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def test_repro_push_pull_round_trip(tmp_path: Path) -> None:
+    params = tiny_params(meta={"metrics": ["iou", "auc", "correlation", "auprc"]})
+    workspace = make_workspace(tmp_path / "repo", params)
+    remote = tmp_path / "remote"
+    run_tool(["git", "init", "-q"], workspace)
+    run_tool(["dvc", "init", "-q"], workspace)
+    run_tool(["dvc", "config", "core.analytics", "false"], workspace)
+    run_tool(["dvc", "remote", "add", "-d", "test", str(remote)], workspace)
+
+    run_tool(["dvc", "repro"], workspace)
+    assert (workspace / "results/table4.csv").exists()
+    second = run_tool(["dvc", "repro"], workspace)
+    assert "Running stage" not in second.stdout, second.stdout
+    status = run_tool(["dvc", "status"], workspace)
+    assert "up to date" in status.stdout.lower(), status.stdout
+
+    run_tool(["dvc", "push"], workspace)
+    before = content_hashes(workspace)
+    assert any(name.startswith("data/models/") for name in before)
+
+    for name in (*TRACKED, ".snakemake"):
+        shutil.rmtree(workspace / name)
+    shutil.rmtree(workspace / ".dvc" / "cache")
+    run_tool(["dvc", "pull"], workspace)
+    assert content_hashes(workspace) == before
+
+    dry = run_tool(["snakemake", "-n", "results/table4.csv"], workspace)
+    assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout + dry.stderr

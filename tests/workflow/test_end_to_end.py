@@ -1,0 +1,68 @@
+"""The workflow end to end on a tiny config: tables, byte-identical reruns, params-only reruns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from neuroneval.io import read_activation_table, read_concept_table
+from tests.workflow.conftest import make_workspace, run_tool, tiny_params
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_table4_has_the_final_layout(built_workspace: Path) -> None:
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())
+    table = pd.read_csv(built_workspace / "results/table4.csv")
+    settings = list(params["settings"])
+    assert table.columns.tolist() == ["metric", *settings, "mean_auprc", "mean_rank"]
+    assert table["metric"].tolist() == params["meta"]["metrics"]
+    values = table[settings].to_numpy()
+    assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
+    np.testing.assert_allclose(table["mean_auprc"], values.mean(axis=1), atol=1e-4)
+    assert (built_workspace / "results/table4.png").stat().st_size > 10_000
+
+
+def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
+    activations, metadata = read_activation_table(
+        built_workspace / "data/activations/vision_probe/vision_cnn/softmax.parquet")
+    concepts, concept_metadata = read_concept_table(built_workspace / "data/concepts/vision_probe/labels.parquet")
+    assert activations["input_id"].tolist() == concepts["input_id"].tolist()
+    probabilities = activations.drop(columns="input_id").to_numpy(dtype=np.float64)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+    assert metadata["layer"] == "softmax" and metadata["model"] == "vision_cnn"
+    assert concept_metadata["source"] == "labels" and concept_metadata["hierarchy"]
+    truth = pd.read_csv(built_workspace / "data/truth/vision_final_gt.csv", dtype=str)
+    assert len(truth) == tiny_params()["world"]["vision"]["n_classes"]
+    report = pd.read_csv(built_workspace / "results/worlds_report.csv")
+    assert (report["model_holdout_accuracy"] > report["model_chance_accuracy"]).all()
+
+
+def test_same_params_give_byte_identical_table4(built_workspace: Path, tmp_path: Path) -> None:
+    second = make_workspace(tmp_path / "second", tiny_params())
+    run_tool(["snakemake", "--cores", "2", "results/table4.csv"], second)
+    for name in ("results/table4.csv", "results/meta.csv"):
+        assert (second / name).read_bytes() == (built_workspace / name).read_bytes(), name
+
+
+def test_a_scoring_param_reruns_scoring_only(built_workspace: Path, tmp_path: Path) -> None:
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())
+    params["meta"]["alpha_grid"] = params["meta"]["alpha_grid"][:-1]
+    (built_workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        dry = run_tool(["snakemake", "-n", "--quiet", "rules", "results/table4.csv"], built_workspace)
+    finally:
+        params["meta"]["alpha_grid"] = tiny_params()["meta"]["alpha_grid"]
+        (built_workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    planned = dry.stdout + dry.stderr
+    assert "meta_metric" in planned and "table4" in planned
+    for upstream in ("vision_world", "train_vision_cnn", "vision_cnn_activations", "setting_truth"):
+        assert upstream not in planned, planned
+
+
+def test_nothing_to_do_after_a_complete_run(built_workspace: Path) -> None:
+    dry = run_tool(["snakemake", "-n", "results/table4.csv"], built_workspace)
+    assert "Nothing to be done" in dry.stdout + dry.stderr

@@ -1,0 +1,50 @@
+from snakemake.utils import validate
+
+from neuroneval.settings import (
+    activation_path,
+    concept_path,
+    setting_activation_paths,
+    setting_concept_path,
+    truth_path,
+)
+
+validate(config, schema="../schemas/params.schema.yaml")
+
+SETTINGS = list(config["settings"])
+METRIC_NAMES = list(config["meta"]["metrics"])
+
+
+wildcard_constraints:
+    setting="|".join(SETTINGS),
+    metric="[a-z0-9_:+]+",
+    split="[a-z]+",
+    layer="[a-z0-9_.]+",
+
+
+def setting_config(wildcards):
+    return config["settings"][wildcards.setting]
+
+
+def setting_activations(wildcards):
+    return [
+        str(path)
+        for path in setting_activation_paths(config["settings"][wildcards.setting])
+    ]
+
+
+def setting_concepts(wildcards):
+    return str(setting_concept_path(config["settings"][wildcards.setting]))
+
+
+def setting_truth(wildcards):
+    return str(truth_path(wildcards.setting))
+
+
+def meta_results(wildcards):
+    return expand(
+        "results/meta/{setting}/{metric}.csv", setting=SETTINGS, metric=METRIC_NAMES
+    )
+
+
+def world_split_size(wildcards):
+    return config["world"]["vision"]["splits"][wildcards.split]

@@ -1,0 +1,54 @@
+rule meta_metric:
+    input:
+        activations=setting_activations,
+        concepts=setting_concepts,
+        truth=setting_truth,
+    output:
+        "results/meta/{setting}/{metric}.csv",
+    log:
+        "logs/meta/{setting}/{metric}.log",
+    benchmark:
+        "logs/benchmarks/meta/{setting}/{metric}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=setting_config,
+        meta=config["meta"],
+    script:
+        "../scripts/meta_metric.py"
+
+
+rule table4:
+    input:
+        meta_results,
+    output:
+        table="results/table4.csv",
+        tidy="results/meta.csv",
+        summary="results/table4_summary.json",
+        figure="results/table4.png",
+    log:
+        "logs/table4.log",
+    conda:
+        "../../environment.yml"
+    params:
+        settings=SETTINGS,
+        metrics=METRIC_NAMES,
+    script:
+        "../scripts/table4.py"
+
+
+rule worlds_report:
+    input:
+        cards=["data/models/vision_cnn.json"],
+        summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),
+    output:
+        "results/worlds_report.csv",
+    log:
+        "logs/worlds_report.log",
+    conda:
+        "../../environment.yml"
+    params:
+        settings=SETTINGS,
+    script:
+        "../scripts/worlds_report.py"
