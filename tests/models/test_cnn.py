@@ -1,4 +1,4 @@
-"""TinyCNN training: learns a learnable task, is deterministic, round-trips through its checkpoint."""
+"""Classifier training (TinyCNN, tiny ViT): learns a learnable task, is deterministic, round-trips through its checkpoint."""
 
 from pathlib import Path
 
@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from neuroneval.models.cnn import (
-    CNNConfig,
-    images_to_tensor,
-    load_checkpoint,
-    predict_classes,
-    save_checkpoint,
-    train_classifier,
-)
+from neuroneval.models.classifier import load_checkpoint, predict_classes, save_checkpoint, train_classifier
+from neuroneval.models.cnn import images_to_tensor
 
 
 def colour_task(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -25,14 +19,19 @@ def colour_task(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(images, 0, 255).astype(np.uint8), targets
 
 
-def train(seed: int = 0):
+CONFIGS = {"tiny_cnn": {"n_classes": 3, "width": 4, "image_size": 16},
+           "tiny_vit": {"n_classes": 3, "img_size": 16, "patch_size": 8, "embed_dim": 16, "depth": 1, "num_heads": 2}}
+
+
+def train(seed: int = 0, architecture: str = "tiny_cnn"):
     images, targets = colour_task(300)
-    return train_classifier(images, targets, CNNConfig(n_classes=3, width=4, image_size=16), epochs=2,
-                            batch_size=32, learning_rate=0.01, holdout_fraction=0.2, seed=seed)
+    return train_classifier(architecture, CONFIGS[architecture], images, targets, epochs=3, batch_size=32,
+                            learning_rate=0.01, holdout_fraction=0.2, seed=seed)
 
 
-def test_learns_a_learnable_task_and_reports_chance() -> None:
-    _, report = train()
+@pytest.mark.parametrize("architecture", sorted(CONFIGS))
+def test_learns_a_learnable_task_and_reports_chance(architecture: str) -> None:
+    _, report = train(architecture=architecture)
     assert report["holdout_accuracy"] >= 0.9
     assert report["chance_accuracy"] == pytest.approx(np.bincount(colour_task(300)[1][:240]).max() / 240)
 
@@ -44,9 +43,11 @@ def test_training_is_deterministic() -> None:
         assert torch.equal(a, b), name
 
 
-def test_checkpoint_round_trip(tmp_path: Path) -> None:
-    model, report = train()
-    save_checkpoint(model, tmp_path / "cnn.pt", report=report, class_names=["red", "green", "blue"])
+@pytest.mark.parametrize("architecture", sorted(CONFIGS))
+def test_checkpoint_round_trip(tmp_path: Path, architecture: str) -> None:
+    model, report = train(architecture=architecture)
+    save_checkpoint(model, tmp_path / "cnn.pt", architecture=architecture, config=CONFIGS[architecture],
+                    report=report, class_names=["red", "green", "blue"])
     loaded, card = load_checkpoint(tmp_path / "cnn.pt")
     images, _ = colour_task(50, seed=5)
     np.testing.assert_array_equal(predict_classes(model, images, batch_size=16),
@@ -58,5 +59,8 @@ def test_image_validation() -> None:
     with pytest.raises(ValueError, match=r"\(N, H, W, 3\) uint8"):
         images_to_tensor(np.zeros((2, 8, 8), dtype=np.uint8))
     with pytest.raises(ValueError, match="differ in length"):
-        train_classifier(np.zeros((4, 8, 8, 3), np.uint8), np.zeros(3, int), CNNConfig(n_classes=2), epochs=1,
+        train_classifier("tiny_cnn", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(3, int), epochs=1,
+                         batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)
+    with pytest.raises(ValueError, match="unknown architecture 'resnet'"):
+        train_classifier("resnet", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(4, int), epochs=1,
                          batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)

@@ -17,7 +17,8 @@ BIN = Path(sys.executable).parent
 
 TINY_OVERRIDES = {
     "world": {"vision": {"n_classes": 12, "splits": {"train": 800, "probe": 500}}},
-    "models": {"vision_cnn": {"width": 8, "epochs": 2, "batch_size": 64}},
+    "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 2, "batch_size": 64}},
+                          "vision_vit": {"config": {"embed_dim": 16, "depth": 1}, "training": {"epochs": 2}}}},
     "activations": {"batch_size": 256},
 }
 WORKFLOW_FILES = ["Snakefile", "workflow", "dvc.yaml", ".dvcignore"]

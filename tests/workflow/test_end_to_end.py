@@ -28,14 +28,14 @@ def test_table4_has_the_final_layout(built_workspace: Path) -> None:
 
 def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
     activations, metadata = read_activation_table(
-        built_workspace / "data/activations/vision_probe/vision_cnn/softmax.parquet")
+        built_workspace / "data/activations/vision_probe/vision_vit/softmax.parquet")
     concepts, concept_metadata = read_concept_table(built_workspace / "data/concepts/vision_probe/labels.parquet")
     assert activations["input_id"].tolist() == concepts["input_id"].tolist()
     probabilities = activations.drop(columns="input_id").to_numpy(dtype=np.float64)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
-    assert metadata["layer"] == "softmax" and metadata["model"] == "vision_cnn"
+    assert metadata["layer"] == "softmax" and metadata["model"] == "vision_vit"
     assert concept_metadata["source"] == "labels" and concept_metadata["hierarchy"]
-    truth = pd.read_csv(built_workspace / "data/truth/vision_final_gt.csv", dtype=str)
+    truth = pd.read_csv(built_workspace / "data/truth/vit_final_gt.csv", dtype=str)
     assert len(truth) == tiny_params()["world"]["vision"]["n_classes"]
     report = pd.read_csv(built_workspace / "results/worlds_report.csv")
     assert (report["model_holdout_accuracy"] > report["model_chance_accuracy"]).all()
@@ -59,7 +59,7 @@ def test_a_scoring_param_reruns_scoring_only(built_workspace: Path, tmp_path: Pa
         (built_workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     planned = dry.stdout + dry.stderr
     assert "meta_metric" in planned and "table4" in planned
-    for upstream in ("vision_world", "train_vision_cnn", "vision_cnn_activations", "setting_truth"):
+    for upstream in ("vision_world", "train_vision_classifier", "vision_classifier_activations", "setting_truth"):
         assert upstream not in planned, planned
 
 

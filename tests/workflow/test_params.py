@@ -30,7 +30,8 @@ def test_params_yaml_is_valid() -> None:
     [
         ({"meta": {"ties": "random"}}, "'random' is not one of"),
         ({"meta": {"val_fraction": 1.5}}, "1.5"),
-        ({"models": {"vision_cnn": {"epochs": "three"}}}, "'three' is not of type 'integer'"),
+        ({"models": {"vision": {"vision_cnn": {"training": {"epochs": "three"}}}}}, "'three' is not of type 'integer'"),
+        ({"models": {"vision": {"vision_vit": {"config": {"patch": 4}}}}}, "'patch' was unexpected"),
         ({"world": {"vision": {"n_clases": 12}}}, "'n_clases' was unexpected"),
     ],
 )

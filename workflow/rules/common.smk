@@ -12,6 +12,7 @@ validate(config, schema="../schemas/params.schema.yaml")
 
 SETTINGS = list(config["settings"])
 METRIC_NAMES = list(config["meta"]["metrics"])
+VISION_CLASSIFIERS = list(config["models"]["vision"])
 
 
 wildcard_constraints:
@@ -19,6 +20,7 @@ wildcard_constraints:
     metric="[a-z0-9_:+]+",
     split="[a-z]+",
     layer="[a-z0-9_.]+",
+    model="|".join(VISION_CLASSIFIERS),
 
 
 def setting_config(wildcards):
@@ -44,6 +46,10 @@ def meta_results(wildcards):
     return expand(
         "results/meta/{setting}/{metric}.csv", setting=SETTINGS, metric=METRIC_NAMES
     )
+
+
+def model_spec(wildcards):
+    return config["models"]["vision"][wildcards.model]
 
 
 def world_split_size(wildcards):

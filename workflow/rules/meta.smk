@@ -40,7 +40,7 @@ rule table4:
 
 rule worlds_report:
     input:
-        cards=["data/models/vision_cnn.json"],
+        cards=expand("data/models/{model}.json", model=VISION_CLASSIFIERS),
         summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),
     output:
         "results/worlds_report.csv",

@@ -1,24 +1,24 @@
-rule train_vision_cnn:
+rule train_vision_classifier:
     input:
         world="data/worlds/vision/train",
     output:
-        checkpoint="data/models/vision_cnn.pt",
-        card="data/models/vision_cnn.json",
-    log:
-        "logs/models/vision_cnn.log",
-    benchmark:
-        "logs/benchmarks/train_vision_cnn.tsv"
+        checkpoint="data/models/{model}.pt",
+        card="data/models/{model}.json",
+    params:
+        spec=model_spec,
     conda:
         "../../environment.yml"
+    log:
+        "logs/models/{model}.log",
+    benchmark:
+        "logs/benchmarks/train_{model}.tsv"
     threads: 2
     resources:
         mem_mb=4000,
-    params:
-        training=config["models"]["vision_cnn"],
     script:
-        "../scripts/train_vision_cnn.py"
+        "../scripts/train_vision_classifier.py"
 
 
 rule models:
     input:
-        rules.train_vision_cnn.output,
+        expand("data/models/{model}.pt", model=VISION_CLASSIFIERS),

@@ -1,20 +1,20 @@
-rule vision_cnn_activations:
+rule vision_classifier_activations:
     input:
         world="data/worlds/vision/{split}",
-        checkpoint="data/models/vision_cnn.pt",
+        checkpoint="data/models/{model}.pt",
     output:
-        "data/activations/vision_{split}/vision_cnn/{layer}.parquet",
+        "data/activations/vision_{split}/{model}/{layer}.parquet",
     log:
-        "logs/activations/vision_{split}_vision_cnn_{layer}.log",
+        "logs/activations/vision_{split}_{model}_{layer}.log",
     benchmark:
-        "logs/benchmarks/activations_vision_{split}_vision_cnn_{layer}.tsv"
+        "logs/benchmarks/activations_vision_{split}_{model}_{layer}.tsv"
     conda:
         "../../environment.yml"
     threads: 2
     params:
         extraction=config["activations"],
     script:
-        "../scripts/vision_cnn_activations.py"
+        "../scripts/vision_classifier_activations.py"
 
 
 rule vision_label_concepts:

@@ -1,7 +1,8 @@
 """Forward-hook recording of named layers, spatial pooling, and derived output units.
 
-A *layer* is either the name of a submodule (``"block3"``; 4-D outputs are pooled over space, giving one
-unit per channel) or one of the output layers computed from the model's logits:
+A *layer* is either the name of a submodule (``"block3"``, ``"blocks.2"``; 4-D conv outputs (N, C, H, W) are
+pooled over space and 3-D token outputs (N, T, D) over tokens, giving one unit per channel) or one of the
+output layers computed from the model's logits:
 ``"logits"``, ``"softmax"`` (class probabilities; the paper's final-layer neurons).
 """
 
@@ -18,10 +19,17 @@ from tqdm import tqdm
 from neuroneval.io import ID_COLUMN
 
 OUTPUT_LAYERS = ("logits", "softmax")
-POOLINGS: Mapping[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "mean": lambda tensor: tensor.mean(dim=(2, 3)),
-    "max": lambda tensor: tensor.amax(dim=(2, 3)),
-}
+POOLINGS = ("mean", "max")
+
+
+def pool(output: torch.Tensor, pooling: str) -> torch.Tensor:
+    """(N, C, H, W) -> pooled over H, W; (N, T, D) -> pooled over tokens T; (N, D) unchanged."""
+    if output.ndim == 2:
+        return output
+    dims = (2, 3) if output.ndim == 4 else (1,)
+    if output.ndim not in (3, 4):
+        raise ValueError(f"cannot pool a {output.ndim}-D layer output of shape {tuple(output.shape)}")
+    return output.mean(dim=dims) if pooling == "mean" else output.amax(dim=dims)
 
 
 @torch.no_grad()
@@ -44,7 +52,7 @@ def record_activations(
     layers
         Submodule names (see ``model.named_modules()``) and/or entries of :data:`OUTPUT_LAYERS`.
     pooling
-        How 4-D (N, C, H, W) outputs become one value per channel: ``"mean"`` or ``"max"``.
+        How conv (N, C, H, W) and token (N, T, D) outputs become one value per channel: ``"mean"``/``"max"``.
     """
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {sorted(POOLINGS)}, got {pooling!r}")
@@ -57,7 +65,7 @@ def record_activations(
 
     def make_hook(layer: str) -> Callable:
         def hook(_module: nn.Module, _inputs: tuple, output: torch.Tensor) -> None:
-            values = POOLINGS[pooling](output) if output.ndim == 4 else output.flatten(1)
+            values = pool(output, pooling)
             captured[layer].append(values.float().numpy())
 
         return hook

@@ -7,17 +7,11 @@ get IoU-chosen ground truth.
 
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
-
-from neuroneval.io import atomic_path, write_json
 
 
 @dataclass(frozen=True)
@@ -64,95 +58,3 @@ def images_to_tensor(images: np.ndarray) -> torch.Tensor:
         raise ValueError(f"images must be (N, H, W, 3) uint8, got shape {images.shape} dtype {images.dtype}")
     tensor = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
     return tensor / 127.5 - 1.0
-
-
-def train_classifier(
-    images: np.ndarray,
-    targets: np.ndarray,
-    config: CNNConfig,
-    *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    holdout_fraction: float,
-    seed: int,
-) -> tuple[TinyCNN, dict[str, float]]:
-    """Train :class:`TinyCNN` with Adam and cross-entropy; return the model and its training report.
-
-    The last ``holdout_fraction`` of the (already shuffled, i.i.d.) images is held out and its accuracy
-    reported next to the chance level ``max_c P(c)`` of the training targets. Determinism: fixed seeds,
-    deterministic algorithms, a seeded batch order.
-    """
-    if len(images) != len(targets):
-        raise ValueError(f"images ({len(images)}) and targets ({len(targets)}) differ in length")
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
-    n_holdout = max(1, round(holdout_fraction * len(images)))
-    train_x, holdout_x = images[:-n_holdout], images[-n_holdout:]
-    train_y = torch.from_numpy(targets[:-n_holdout].astype(np.int64))
-    holdout_y = targets[-n_holdout:].astype(np.int64)
-    model = TinyCNN(config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-    steps_per_epoch = int(np.ceil(len(train_x) / batch_size))
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, max_lr=learning_rate, total_steps=epochs * steps_per_epoch
-    )
-    order_rng = np.random.default_rng(seed)
-    loss_fn = nn.CrossEntropyLoss()
-    started = time.perf_counter()
-    progress = tqdm(total=epochs * steps_per_epoch, desc="train TinyCNN", unit="step", mininterval=2.0)
-    model.train()
-    last_loss = float("nan")
-    for _ in range(epochs):
-        order = order_rng.permutation(len(train_x))
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            logits = model(images_to_tensor(train_x[batch]))
-            loss = loss_fn(logits, train_y[batch])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            last_loss = float(loss.detach())
-            progress.update(1)
-    progress.close()
-    predictions = predict_classes(model, holdout_x, batch_size=512)
-    class_counts = np.bincount(targets[:-n_holdout], minlength=config.n_classes)
-    report = {
-        "holdout_accuracy": float(np.mean(predictions == holdout_y)),
-        "chance_accuracy": float(class_counts.max() / class_counts.sum()),
-        "final_train_loss": last_loss,
-        "train_images": len(train_x),
-        "holdout_images": n_holdout,
-        "train_seconds": time.perf_counter() - started,
-    }
-    return model, report
-
-
-@torch.no_grad()
-def predict_classes(model: nn.Module, images: np.ndarray, *, batch_size: int) -> np.ndarray:
-    """Arg-max class of each image."""
-    model.eval()
-    outputs = [model(images_to_tensor(images[start : start + batch_size])).argmax(1).numpy()
-               for start in range(0, len(images), batch_size)]
-    return np.concatenate(outputs)
-
-
-def save_checkpoint(model: TinyCNN, path: str | Path, *, report: dict, class_names: list[str]) -> None:
-    """Write the weights (``path``) and a JSON card beside it (config, class names, training report)."""
-    path = Path(path)
-    with atomic_path(path) as tmp_path:
-        torch.save({"config": asdict(model.config), "state_dict": model.state_dict()}, tmp_path)
-    card = {"architecture": "TinyCNN", "config": asdict(model.config), "class_names": class_names, **report}
-    write_json(path.with_suffix(".json"), card)
-
-
-def load_checkpoint(path: str | Path) -> tuple[TinyCNN, dict]:
-    """Load a :class:`TinyCNN` saved by :func:`save_checkpoint` (in eval mode) and its JSON card."""
-    path = Path(path)
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    model = TinyCNN(CNNConfig(**payload["config"]))
-    model.load_state_dict(payload["state_dict"])
-    model.eval()
-    card = json.loads(path.with_suffix(".json").read_text())
-    return model, card

@@ -34,37 +34,42 @@ def vision_world(job: StepIO) -> None:
     os.replace(staging, target)
 
 
-def train_vision_cnn(job: StepIO) -> None:
-    """Train the tiny CNN on the world's training split; write checkpoint and JSON card."""
-    from neuroneval.models.cnn import CNNConfig, save_checkpoint, train_classifier
+def train_vision_classifier(job: StepIO) -> None:
+    """Train one of the world's image classifiers (``models.<name>`` in params); write checkpoint and card."""
+    from neuroneval.models.classifier import save_checkpoint, train_classifier
     from neuroneval.worlds import load_vision_world
 
     world = load_vision_world(Path(job.input.world))
-    training = job.params.training
-    config = CNNConfig(n_classes=len(world.class_names), width=training["width"], image_size=world.images.shape[1])
+    spec = job.params.spec
+    config = {"n_classes": len(world.class_names), **spec["config"]}
+    training = spec["training"]
     model, report = train_classifier(
+        spec["architecture"],
+        config,
         world.images,
         world.class_index,
-        config,
         epochs=training["epochs"],
         batch_size=training["batch_size"],
         learning_rate=training["learning_rate"],
+        weight_decay=training["weight_decay"],
         holdout_fraction=training["holdout_fraction"],
         seed=training["seed"],
     )
     print(json.dumps(report, indent=2))
-    save_checkpoint(model, job.output.checkpoint, report=report, class_names=world.class_names)
+    save_checkpoint(model, job.output.checkpoint, architecture=spec["architecture"], config=config, report=report,
+                    class_names=world.class_names)
 
 
-def vision_cnn_activations(job: StepIO) -> None:
-    """Activation table of one layer of the tiny CNN on a world split.
+def vision_classifier_activations(job: StepIO) -> None:
+    """Activation table of one layer of a world classifier (``{model}``) on a world split.
 
     ``softmax``/``logits``: one unit per class, known concept = its class. ``superclass``: one unit per parent
     concept, the sum of its member classes' probabilities (000 App. F), known concept = the parent. Any other
-    layer name is a module of the CNN (e.g. ``block3``), pooled over space, with no known concepts.
+    layer name is a module of the model (``block3``, ``blocks.2``), pooled over space or tokens, no known concepts.
     """
     from neuroneval.activations import activation_frame, record_activations, superclass_units
-    from neuroneval.models.cnn import images_to_tensor, load_checkpoint
+    from neuroneval.models.classifier import load_checkpoint
+    from neuroneval.models.cnn import images_to_tensor
     from neuroneval.worlds import load_vision_world
 
     model, card = load_checkpoint(job.input.checkpoint)
@@ -89,7 +94,7 @@ def vision_cnn_activations(job: StepIO) -> None:
     input_ids = world.labels[io.ID_COLUMN].to_numpy()
     frame = activation_frame(values, unit_names, input_ids)
     metadata = {
-        "model": "vision_cnn",
+        "model": job.wildcards.model,
         "layer": layer,
         "dataset": f"vision_{job.wildcards.split}",
         "pooling": extraction["pooling"] if layer not in ("softmax", "logits", "superclass") else "none",

@@ -1,0 +1,111 @@
+"""Training, prediction and checkpoints for the image classifiers trained in the DAG (TinyCNN, tiny ViT).
+
+A checkpoint is ``{"architecture", "config", "state_dict"}`` (torch.save) plus a JSON card beside it with the
+config, the class names and the training report; :func:`build_classifier` rebuilds the module from the first
+two, so loading never depends on pickled classes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from neuroneval.io import atomic_path, write_json
+from neuroneval.models.cnn import CNNConfig, TinyCNN, images_to_tensor
+from neuroneval.models.training import fit
+from neuroneval.models.vit import build_tiny_vit
+
+ARCHITECTURES = ("tiny_cnn", "tiny_vit")
+
+
+def build_classifier(architecture: str, config: Mapping[str, Any]) -> nn.Module:
+    """Instantiate an architecture from its config (``n_classes`` plus architecture-specific keys)."""
+    settings = dict(config)
+    if architecture == "tiny_cnn":
+        return TinyCNN(CNNConfig(**settings))
+    if architecture == "tiny_vit":
+        return build_tiny_vit(settings.pop("n_classes"), **settings)
+    raise ValueError(f"unknown architecture {architecture!r}; expected one of {ARCHITECTURES}")
+
+
+def train_classifier(
+    architecture: str,
+    config: Mapping[str, Any],
+    images: np.ndarray,
+    targets: np.ndarray,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    weight_decay: float = 0.0,
+    holdout_fraction: float,
+    seed: int,
+) -> tuple[nn.Module, dict[str, float]]:
+    """Train a classifier with cross-entropy (:func:`~neuroneval.models.training.fit`); return model and report.
+
+    The last ``holdout_fraction`` of the (i.i.d.) images is held out; the report gives its accuracy next to the
+    chance level ``max_c P(c)`` of the training targets.
+    """
+    if len(images) != len(targets):
+        raise ValueError(f"images ({len(images)}) and targets ({len(targets)}) differ in length")
+    n_holdout = max(1, round(holdout_fraction * len(images)))
+    train_x, holdout_x = images[:-n_holdout], images[-n_holdout:]
+    train_y = torch.from_numpy(targets[:-n_holdout].astype(np.int64))
+    torch.manual_seed(seed)
+    model = build_classifier(architecture, config)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def batch_loss(batch: np.ndarray) -> torch.Tensor:
+        return loss_fn(model(images_to_tensor(train_x[batch])), train_y[batch])
+
+    started = time.perf_counter()
+    last_loss = fit(model, len(train_x), batch_loss, epochs=epochs, batch_size=batch_size,
+                    learning_rate=learning_rate, weight_decay=weight_decay, seed=seed, desc=f"train {architecture}")
+    predictions = predict_classes(model, holdout_x, batch_size=512)
+    class_counts = np.bincount(targets[:-n_holdout], minlength=int(config["n_classes"]))
+    report = {
+        "holdout_accuracy": float(np.mean(predictions == targets[-n_holdout:])),
+        "chance_accuracy": float(class_counts.max() / class_counts.sum()),
+        "final_train_loss": last_loss,
+        "train_images": len(train_x),
+        "holdout_images": n_holdout,
+        "train_seconds": round(time.perf_counter() - started, 1),
+    }
+    return model, report
+
+
+@torch.no_grad()
+def predict_classes(model: nn.Module, images: np.ndarray, *, batch_size: int) -> np.ndarray:
+    """Arg-max class of each image."""
+    model.eval()
+    outputs = [model(images_to_tensor(images[start : start + batch_size])).argmax(1).numpy()
+               for start in range(0, len(images), batch_size)]
+    return np.concatenate(outputs)
+
+
+def save_checkpoint(model: nn.Module, path: str | Path, *, architecture: str, config: Mapping[str, Any],
+                    report: Mapping[str, Any], class_names: list[str]) -> None:
+    """Write weights + architecture (``path``) and a JSON card beside it (config, class names, report)."""
+    path = Path(path)
+    with atomic_path(path) as tmp_path:
+        torch.save({"architecture": architecture, "config": dict(config), "state_dict": model.state_dict()}, tmp_path)
+    card = {"architecture": architecture, "config": dict(config), "class_names": class_names, **report}
+    write_json(path.with_suffix(".json"), card)
+
+
+def load_checkpoint(path: str | Path) -> tuple[nn.Module, dict]:
+    """Load a classifier saved by :func:`save_checkpoint` (in eval mode) and its JSON card."""
+    path = Path(path)
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    model = build_classifier(payload["architecture"], payload["config"])
+    model.load_state_dict(payload["state_dict"])
+    model.eval()
+    card = json.loads(path.with_suffix(".json").read_text())
+    return model, card

@@ -1,0 +1,53 @@
+"""One seeded, deterministic training loop shared by the tiny models trained in the DAG."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+
+def fit(
+    model: nn.Module,
+    n_examples: int,
+    batch_loss: Callable[[np.ndarray], torch.Tensor],
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    weight_decay: float = 0.0,
+    desc: str = "train",
+) -> float:
+    """Minimise ``batch_loss(example_indices)`` with AdamW and a one-cycle schedule; return the last loss.
+
+    Determinism: ``torch.manual_seed(seed)`` before the first step, deterministic algorithms, and a batch order
+    drawn from ``np.random.default_rng(seed)`` — the same seed gives the same weights.
+    """
+    if n_examples < 1 or epochs < 1 or batch_size < 1:
+        raise ValueError(f"need n_examples, epochs, batch_size >= 1, got {n_examples}, {epochs}, {batch_size}")
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
+    steps_per_epoch = int(np.ceil(n_examples / batch_size))
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=learning_rate,
+                                                    total_steps=epochs * steps_per_epoch)
+    order_rng = np.random.default_rng(seed)
+    last_loss = float("nan")
+    model.train()
+    with tqdm(total=epochs * steps_per_epoch, desc=desc, unit="step", mininterval=2.0) as progress:
+        for _ in range(epochs):
+            order = order_rng.permutation(n_examples)
+            for start in range(0, n_examples, batch_size):
+                loss = batch_loss(order[start : start + batch_size])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                last_loss = float(loss.detach())
+                progress.update(1)
+    model.eval()
+    return last_loss

@@ -1,0 +1,45 @@
+"""Tiny CLIP: tokenizer conventions, training aligns matching image–caption pairs, save/load round trip."""
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neuroneval.models.clip import CaptionTokenizer, embed_images, embed_texts, load_clip, save_clip, train_clip
+
+CONFIG = {"embed_dim": 16, "logit_bias": -10.0,
+          "vision": {"image_size": 16, "layers": 1, "width": 16, "patch_size": 8, "head_width": 8},
+          "text": {"context_length": 6, "width": 16, "heads": 2, "layers": 1}}
+COLOURS = {"red": [220, 30, 30], "green": [30, 220, 30], "blue": [30, 30, 220]}
+
+
+def colour_pairs(n: int, seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    rng = np.random.default_rng(seed)
+    names = rng.choice(sorted(COLOURS), size=n)
+    images = np.array([COLOURS[name] for name in names])[:, None, None, :] + rng.normal(0, 20, (n, 16, 16, 3))
+    return np.clip(images, 0, 255).astype(np.uint8), [f"a {name} square" for name in names]
+
+
+def test_tokenizer_ends_every_text_with_the_largest_id() -> None:
+    tokenizer = CaptionTokenizer.from_texts(["a red square", "a blue dot"], context_length=4)
+    tokens = tokenizer(["a red square", "a purple thing here and more"])
+    assert tokenizer.words == ["a", "blue", "dot", "red", "square"]
+    assert tokens.tolist() == [[2, 5, 6, 7], [2, 1, 1, 7]]
+    assert tokenizer.vocab_size == 8 and int(tokens.max()) == tokenizer.end_id
+
+
+def test_training_matches_images_to_their_captions(tmp_path: Path) -> None:
+    images, captions = colour_pairs(256)
+    model, tokenizer, report = train_clip(images, captions, CONFIG, epochs=8, batch_size=64, learning_rate=0.01,
+                                          weight_decay=0.0, seed=0)
+    test_images, test_captions = colour_pairs(60, seed=1)
+    prompts = [f"a {name} square" for name in sorted(COLOURS)]
+    similarity = embed_images(model, test_images) @ embed_texts(model, tokenizer, prompts).T
+    predicted = np.array(prompts)[similarity.argmax(1)]
+    assert np.mean(predicted == np.array(test_captions)) > 0.9
+    save_clip(model, tokenizer, tmp_path / "clip.pt", config=CONFIG, report=report)
+    loaded, loaded_tokenizer, card = load_clip(tmp_path / "clip.pt")
+    assert card["architecture"] == "tiny_clip"
+    torch.testing.assert_close(torch.from_numpy(embed_images(loaded, test_images)),
+                               torch.from_numpy(embed_images(model, test_images)))
+    assert loaded_tokenizer.words == tokenizer.words
