@@ -1,4 +1,4 @@
-"""Classifier training (TinyCNN, tiny ViT): learns a learnable task, is deterministic, round-trips through its checkpoint."""
+"""Classifier training (TinyCNN, tiny ViT): learns, is deterministic, round-trips through its checkpoint."""
 
 from pathlib import Path
 
