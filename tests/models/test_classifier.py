@@ -20,19 +20,24 @@ def colour_task(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 CONFIGS = {"tiny_cnn": {"n_classes": 3, "width": 4, "image_size": 16},
+           "tiny_cbm": {"n_classes": 3, "n_concepts": 3, "width": 4, "image_size": 16},
            "tiny_vit": {"n_classes": 3, "img_size": 16, "patch_size": 8, "embed_dim": 16, "depth": 1, "num_heads": 2}}
 
 
 def train(seed: int = 0, architecture: str = "tiny_cnn"):
     images, targets = colour_task(300)
-    return train_classifier(architecture, CONFIGS[architecture], images, targets, epochs=3, batch_size=32,
-                            learning_rate=0.01, holdout_fraction=0.2, seed=seed)
+    concepts = np.eye(3)[targets] if architecture == "tiny_cbm" else None  # one concept per colour
+    epochs = 8 if architecture == "tiny_cbm" else 3  # the sigmoid bottleneck learns more slowly
+    return train_classifier(architecture, CONFIGS[architecture], images, targets, epochs=epochs, batch_size=32,
+                            learning_rate=0.01, holdout_fraction=0.2, seed=seed, concept_targets=concepts)
 
 
 @pytest.mark.parametrize("architecture", sorted(CONFIGS))
 def test_learns_a_learnable_task_and_reports_chance(architecture: str) -> None:
     _, report = train(architecture=architecture)
     assert report["holdout_accuracy"] >= 0.9
+    if architecture == "tiny_cbm":
+        assert report["holdout_concept_accuracy"] >= 0.9
     assert report["chance_accuracy"] == pytest.approx(np.bincount(colour_task(300)[1][:240]).max() / 240)
 
 
@@ -61,6 +66,9 @@ def test_image_validation() -> None:
     with pytest.raises(ValueError, match="differ in length"):
         train_classifier("tiny_cnn", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(3, int), epochs=1,
                          batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)
+    with pytest.raises(ValueError, match="needs concept_targets of shape"):
+        train_classifier("tiny_cbm", CONFIGS["tiny_cbm"], *colour_task(10), epochs=1, batch_size=2, learning_rate=0.1,
+                         holdout_fraction=0.5, seed=0)
     with pytest.raises(ValueError, match="unknown architecture 'resnet'"):
         train_classifier("resnet", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(4, int), epochs=1,
                          batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)

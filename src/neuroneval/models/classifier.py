@@ -1,4 +1,4 @@
-"""Training, prediction and checkpoints for the image classifiers trained in the DAG (TinyCNN, tiny ViT).
+"""Training, prediction and checkpoints for the image classifiers trained in the DAG (TinyCNN, tiny ViT, CBM).
 
 A checkpoint is ``{"architecture", "config", "state_dict"}`` (torch.save) plus a JSON card beside it with the
 config, the class names and the training report; :func:`build_classifier` rebuilds the module from the first
@@ -18,11 +18,12 @@ import torch
 from torch import nn
 
 from neuroneval.io import atomic_path, write_json
+from neuroneval.models.cbm import CBMConfig, ConceptBottleneck
 from neuroneval.models.cnn import CNNConfig, TinyCNN, images_to_tensor
 from neuroneval.models.training import fit
 from neuroneval.models.vit import build_tiny_vit
 
-ARCHITECTURES = ("tiny_cnn", "tiny_vit")
+ARCHITECTURES = ("tiny_cnn", "tiny_vit", "tiny_cbm")
 
 
 def build_classifier(architecture: str, config: Mapping[str, Any]) -> nn.Module:
@@ -32,6 +33,8 @@ def build_classifier(architecture: str, config: Mapping[str, Any]) -> nn.Module:
         return TinyCNN(CNNConfig(**settings))
     if architecture == "tiny_vit":
         return build_tiny_vit(settings.pop("n_classes"), **settings)
+    if architecture == "tiny_cbm":
+        return ConceptBottleneck(CBMConfig(**settings))
     raise ValueError(f"unknown architecture {architecture!r}; expected one of {ARCHITECTURES}")
 
 
@@ -47,11 +50,15 @@ def train_classifier(
     weight_decay: float = 0.0,
     holdout_fraction: float,
     seed: int,
+    concept_targets: np.ndarray | None = None,
+    concept_weight: float = 1.0,
 ) -> tuple[nn.Module, dict[str, float]]:
     """Train a classifier with cross-entropy (:func:`~neuroneval.models.training.fit`); return model and report.
 
     The last ``holdout_fraction`` of the (i.i.d.) images is held out; the report gives its accuracy next to the
-    chance level ``max_c P(c)`` of the training targets.
+    chance level ``max_c P(c)`` of the training targets. A ``tiny_cbm`` also needs ``concept_targets`` (N, M) in
+    {0, 1}; its loss adds ``concept_weight`` × the concepts' binary cross-entropy and the report their holdout
+    accuracy.
     """
     if len(images) != len(targets):
         raise ValueError(f"images ({len(images)}) and targets ({len(targets)}) differ in length")
@@ -61,9 +68,19 @@ def train_classifier(
     torch.manual_seed(seed)
     model = build_classifier(architecture, config)
     loss_fn = nn.CrossEntropyLoss()
+    is_cbm = isinstance(model, ConceptBottleneck)
+    if is_cbm and (concept_targets is None or concept_targets.shape != (len(images), model.config.n_concepts)):
+        raise ValueError(f"a concept bottleneck needs concept_targets of shape {(len(images), config['n_concepts'])}")
+    concept_y = torch.from_numpy(concept_targets[:-n_holdout].astype(np.float32)) if is_cbm else None
+    concept_loss_fn = nn.BCEWithLogitsLoss()
 
     def batch_loss(batch: np.ndarray) -> torch.Tensor:
-        return loss_fn(model(images_to_tensor(train_x[batch])), train_y[batch])
+        inputs = images_to_tensor(train_x[batch])
+        if not is_cbm:
+            return loss_fn(model(inputs), train_y[batch])
+        class_logits, concept_logits = model.forward_with_concepts(inputs)
+        return loss_fn(class_logits, train_y[batch]) + concept_weight * concept_loss_fn(concept_logits,
+                                                                                       concept_y[batch])
 
     started = time.perf_counter()
     last_loss = fit(model, len(train_x), batch_loss, epochs=epochs, batch_size=batch_size,
@@ -78,6 +95,11 @@ def train_classifier(
         "holdout_images": n_holdout,
         "train_seconds": round(time.perf_counter() - started, 1),
     }
+    if is_cbm:
+        with torch.no_grad():
+            concept_logits = model.forward_with_concepts(images_to_tensor(holdout_x))[1].numpy()
+        holdout_concepts = concept_targets[-n_holdout:] > 0.5
+        report["holdout_concept_accuracy"] = float(np.mean((concept_logits > 0) == holdout_concepts))
     return model, report
 
 
