@@ -43,3 +43,19 @@ def test_training_matches_images_to_their_captions(tmp_path: Path) -> None:
     torch.testing.assert_close(torch.from_numpy(embed_images(loaded, test_images)),
                                torch.from_numpy(embed_images(model, test_images)))
     assert loaded_tokenizer.words == tokenizer.words
+
+
+def test_linear_probe_recovers_a_linear_concept() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from neuroneval.models.probe import probe_probabilities, train_linear_probe
+
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(600, 5)).astype(np.float32)
+    targets = np.column_stack([features[:, 0] > 0.5, features[:, 1] + features[:, 2] < 0]).astype(np.float32)
+    probe = train_linear_probe(features[:500], targets[:500], epochs=20, batch_size=50, learning_rate=0.05,
+                               weight_decay=0.0, seed=0)
+    probabilities = probe_probabilities(probe, features[500:])
+    assert probabilities.shape == (100, 2) and ((probabilities > 0) & (probabilities < 1)).all()
+    for concept in range(2):
+        assert roc_auc_score(targets[500:, concept], probabilities[:, concept]) > 0.97

@@ -37,11 +37,18 @@ def vision_world(job: StepIO) -> None:
 def train_vision_classifier(job: StepIO) -> None:
     """Train one of the world's image classifiers (``models.<name>`` in params); write checkpoint and card."""
     from neuroneval.models.classifier import save_checkpoint, train_classifier
+    from neuroneval.settings import select_concepts
     from neuroneval.worlds import load_vision_world
 
     world = load_vision_world(Path(job.input.world))
     spec = job.params.spec
     config = {"n_classes": len(world.class_names), **spec["config"]}
+    concept_names, concept_targets = [], None
+    if spec["architecture"] == "tiny_cbm":
+        prefixes = config.pop("concept_prefixes")
+        concept_names = select_concepts([c for c in world.labels.columns if c != io.ID_COLUMN], prefixes)
+        concept_targets = world.labels[concept_names].to_numpy(dtype=np.float32)
+        config["n_concepts"] = len(concept_names)
     training = spec["training"]
     model, report = train_classifier(
         spec["architecture"],
@@ -54,8 +61,11 @@ def train_vision_classifier(job: StepIO) -> None:
         weight_decay=training["weight_decay"],
         holdout_fraction=training["holdout_fraction"],
         seed=training["seed"],
+        concept_targets=concept_targets,
+        concept_weight=training.get("concept_weight", 1.0),
     )
     print(json.dumps(report, indent=2))
+    report = {**report, "concept_names": concept_names} if concept_names else report
     save_checkpoint(model, job.output.checkpoint, architecture=spec["architecture"], config=config, report=report,
                     class_names=world.class_names)
 
@@ -63,7 +73,8 @@ def train_vision_classifier(job: StepIO) -> None:
 def vision_classifier_activations(job: StepIO) -> None:
     """Activation table of one layer of a world classifier (``{model}``) on a world split.
 
-    ``softmax``/``logits``: one unit per class, known concept = its class. ``superclass``: one unit per parent
+    ``softmax``/``logits``: one unit per class, known concept = its class. ``concepts`` (CBMs): one sigmoid unit per
+    bottleneck concept, known concept = that concept. ``superclass``: one unit per parent
     concept, the sum of its member classes' probabilities (000 App. F), known concept = the parent. Any other
     layer name is a module of the model (``block3``, ``blocks.2``), pooled over space or tokens, no known concepts.
     """
@@ -79,12 +90,15 @@ def vision_classifier_activations(job: StepIO) -> None:
     batch_size = int(extraction["batch_size"])
     batches = [images_to_tensor(world.images[start : start + batch_size])
                for start in range(0, len(world.images), batch_size)]
-    recorded_layer = "softmax" if layer == "superclass" else layer
+    recorded_layer = {"superclass": "softmax", "concepts": "concept_probabilities"}.get(layer, layer)
     values = record_activations(model, batches, [recorded_layer], pooling=extraction["pooling"])[recorded_layer]
     class_names = card["class_names"]
     if layer in ("softmax", "logits"):
         unit_names = [str(k) for k in range(values.shape[1])]
         unit_concepts = {str(k): [name] for k, name in enumerate(class_names)}
+    elif layer == "concepts":
+        unit_names = list(card["concept_names"])
+        unit_concepts = {name: [name] for name in unit_names}
     elif layer == "superclass":
         values, unit_names = superclass_units(values, class_names, world.hierarchy)
         unit_concepts = {name: [name] for name in unit_names}
@@ -97,7 +111,7 @@ def vision_classifier_activations(job: StepIO) -> None:
         "model": job.wildcards.model,
         "layer": layer,
         "dataset": f"vision_{job.wildcards.split}",
-        "pooling": extraction["pooling"] if layer not in ("softmax", "logits", "superclass") else "none",
+        "pooling": "none" if layer in ("softmax", "logits", "superclass", "concepts") else extraction["pooling"],
         "dtype": "float32",
         "unit_concepts": unit_concepts,
     }
