@@ -22,10 +22,12 @@ def tables(tmp_path: Path) -> tuple[Path, Path]:
             io.write_concept_table(tmp_path / "c.parquet", concepts, metadata={"source": "labels"}))
 
 
-def test_validate_reports_ok_and_errors(tables, tmp_path: Path, capsys) -> None:
+def test_validate_reports_ok_and_errors(tables, capsys) -> None:
     activation_path, concept_path = tables
     assert main(["validate", str(activation_path), "--kind", "activation"]) == 0
     assert "ok, 200 inputs x 2 activation columns" in capsys.readouterr().out
+    assert main(["validate", str(concept_path), "--kind", "concept"]) == 0
+    assert "ok, 200 inputs x 2 concept columns" in capsys.readouterr().out
     assert main(["validate", str(activation_path), "--kind", "concept"]) == 2
     assert "a.parquet: holds a activation table" in capsys.readouterr().err
 
