@@ -21,7 +21,7 @@ TINY_OVERRIDES = {
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1}, "training": {"epochs": 2}}}},
     "activations": {"batch_size": 256},
 }
-WORKFLOW_FILES = ["Snakefile", "workflow", "dvc.yaml", ".dvcignore"]
+WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "dvc.yaml", ".dvcignore"]
 
 
 def deep_update(base: dict, overrides: Mapping) -> dict:
