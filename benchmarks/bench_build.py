@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ["Snakefile", "workflow", "profiles", "params.yaml"]
+COPIED = ["Snakefile", "workflow", "profiles", "environment.yml", "params.yaml"]
 
 
 def run_snakemake(workspace: Path, cores: int, target: str) -> tuple[float, str]:

@@ -31,6 +31,19 @@ def test_meta_auprc_matches_brute_force_with_ties() -> None:
     assert meta_auprc(-scores, truth, higher_is_better=False) == pytest.approx(expected, abs=1e-12)
 
 
+def test_average_precision_matches_sklearn() -> None:
+    from sklearn.metrics import average_precision_score
+
+    from neuroneval.meta.auprc import average_precision
+
+    rng = np.random.default_rng(1)
+    for trial in range(20):
+        labels = rng.random(300) < [0.002, 0.05, 0.5, 0.9][trial % 4]
+        scores = rng.integers(0, 8 if trial % 2 else 10_000, 300).astype(float)
+        expected = average_precision_score(labels, scores) if labels.any() else 0.0
+        assert average_precision(labels, scores) == pytest.approx(expected, abs=1e-12)
+
+
 def test_meta_auprc_is_one_when_every_correct_pair_wins() -> None:
     truth = np.eye(4, dtype=bool)
     assert meta_auprc(np.eye(4) + 0.01, truth) == 1.0

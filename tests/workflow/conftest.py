@@ -16,12 +16,13 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 TINY_OVERRIDES = {
-    "world": {"vision": {"n_classes": 12, "splits": {"train": 800, "probe": 500}}},
-    "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 2, "batch_size": 64}},
-                          "vision_vit": {"config": {"embed_dim": 16, "depth": 1}, "training": {"epochs": 2}}}},
+    "world": {"vision": {"n_classes": 8, "splits": {"train": 1000, "probe": 600}}},
+    "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}},
+                          "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
+                                         "training": {"epochs": 4, "batch_size": 64}}}},
     "activations": {"batch_size": 256},
 }
-WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "dvc.yaml", ".dvcignore"]
+WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore"]
 
 
 def deep_update(base: dict, overrides: Mapping) -> dict:

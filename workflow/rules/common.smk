@@ -17,7 +17,6 @@ VISION_CLASSIFIERS = list(config["models"]["vision"])
 
 wildcard_constraints:
     setting="|".join(SETTINGS),
-    metric="[a-z0-9_:+]+",
     split="[a-z]+",
     layer="[a-z0-9_.]+",
     model="|".join(VISION_CLASSIFIERS),
@@ -40,12 +39,6 @@ def setting_concepts(wildcards):
 
 def setting_truth(wildcards):
     return str(truth_path(wildcards.setting))
-
-
-def meta_results(wildcards):
-    return expand(
-        "results/meta/{setting}/{metric}.csv", setting=SETTINGS, metric=METRIC_NAMES
-    )
 
 
 def model_spec(wildcards):

@@ -1,14 +1,14 @@
-rule meta_metric:
+rule meta_setting:
     input:
         activations=setting_activations,
         concepts=setting_concepts,
         truth=setting_truth,
     output:
-        "results/meta/{setting}/{metric}.csv",
+        "results/meta/{setting}.csv",
     log:
-        "logs/meta/{setting}/{metric}.log",
+        "logs/meta/{setting}.log",
     benchmark:
-        "logs/benchmarks/meta/{setting}/{metric}.tsv"
+        "logs/benchmarks/meta_{setting}.tsv"
     conda:
         "../../environment.yml"
     threads: 1
@@ -16,12 +16,12 @@ rule meta_metric:
         setting=setting_config,
         meta=config["meta"],
     script:
-        "../scripts/meta_metric.py"
+        "../scripts/meta_setting.py"
 
 
 rule table4:
     input:
-        meta_results,
+        expand("results/meta/{setting}.csv", setting=SETTINGS),
     output:
         table="results/table4.csv",
         tidy="results/meta.csv",

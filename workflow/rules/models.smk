@@ -4,17 +4,17 @@ rule train_vision_classifier:
     output:
         checkpoint="data/models/{model}.pt",
         card="data/models/{model}.json",
-    params:
-        spec=model_spec,
-    conda:
-        "../../environment.yml"
     log:
         "logs/models/{model}.log",
     benchmark:
         "logs/benchmarks/train_{model}.tsv"
+    conda:
+        "../../environment.yml"
     threads: 2
     resources:
         mem_mb=4000,
+    params:
+        spec=model_spec,
     script:
         "../scripts/train_vision_classifier.py"
 

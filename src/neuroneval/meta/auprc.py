@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import average_precision_score
 
 
 def truth_mask(truth: pd.DataFrame, unit_names: Sequence[str], concept_names: Sequence[str]) -> np.ndarray:
@@ -45,4 +44,22 @@ def meta_auprc(scores: np.ndarray, truth: np.ndarray, *, higher_is_better: bool 
         raise ValueError("meta-AUPRC got non-finite scores; the metric must define its undefined cases")
     if not higher_is_better:
         flat_scores = -flat_scores
-    return float(average_precision_score(truth.ravel(), flat_scores))
+    return average_precision(truth.ravel(), flat_scores)
+
+
+def average_precision(labels: np.ndarray, scores: np.ndarray) -> float:
+    r"""Step-wise average precision :math:`\sum_i (R_i - R_{i-1}) P_i` over the distinct score thresholds.
+
+    Tied scores form one threshold, as in ``sklearn.metrics.average_precision_score`` (which the tests use as
+    the oracle); 0 when there are no positive labels.
+    """
+    labels = np.asarray(labels, dtype=bool)
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    ordered = np.asarray(scores, dtype=np.float64)[order]
+    threshold_ends = np.flatnonzero(np.r_[ordered[1:] != ordered[:-1], True])
+    true_positives = np.cumsum(labels[order], dtype=np.float64)[threshold_ends]
+    if true_positives[-1] == 0:
+        return 0.0
+    precision = true_positives / (threshold_ends + 1)
+    recall_gain = np.diff(true_positives, prepend=0.0) / true_positives[-1]
+    return float(np.sum(recall_gain * precision))

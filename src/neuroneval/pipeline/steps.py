@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
-from neuroneval.pipeline.plots import plot_table4
 from neuroneval.pipeline.runner import StepIO
 
 
@@ -158,8 +157,10 @@ def setting_truth(job: StepIO) -> None:
     io.write_json(job.output.summary, summary)
 
 
-def meta_metric(job: StepIO) -> None:
-    """Meta-AUPRC of one metric on one setting: α/λ chosen on validation units, reported on test units."""
+def meta_setting(job: StepIO) -> None:
+    """Meta-AUPRC of every metric on one setting: α/λ chosen on validation units, reported on test units."""
+    from tqdm import tqdm
+
     from neuroneval.meta import evaluate_metric, split_units, truth_mask
     from neuroneval.settings import load_setting
 
@@ -175,41 +176,42 @@ def meta_metric(job: StepIO) -> None:
     known_units = np.flatnonzero(mask.any(axis=1))
     val_positions, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"],
                                                 seed=meta["seed"])
-    fixed_params = {"ties": meta["ties"], "seed": meta["seed"]}
-    result = evaluate_metric(
-        job.wildcards.metric,
-        data.activations,
-        data.concepts,
-        mask,
-        val_units=known_units[val_positions],
-        test_units=known_units[test_positions],
-        alpha_grid=meta["alpha_grid"],
-        lam_grid=meta["lam_grid"],
-        fixed_params=fixed_params,
-    )
-    row = {
-        "setting": job.wildcards.setting,
-        "metric": result.metric,
-        "ties": meta["ties"],
-        "alpha": result.params.get("alpha", np.nan),
-        "lam": result.params.get("lam", np.nan),
-        "val_auprc": result.val_auprc,
-        "test_auprc": result.test_auprc,
-        "val_units": result.n_val_units,
-        "test_units": result.n_test_units,
-        "concepts": len(data.concept_names),
-        "inputs": data.activations.shape[0],
-        "seed": meta["seed"],
-    }
-    io.write_csv(job.output[0], pd.DataFrame([row]))
+    rows = []
+    for metric in tqdm(meta["metrics"], desc=f"meta-AUPRC {job.wildcards.setting}", unit="metric"):
+        result = evaluate_metric(
+            metric,
+            data.activations,
+            data.concepts,
+            mask,
+            val_units=known_units[val_positions],
+            test_units=known_units[test_positions],
+            alpha_grid=meta["alpha_grid"],
+            lam_grid=meta["lam_grid"],
+            fixed_params={"ties": meta["ties"], "seed": meta["seed"]},
+        )
+        rows.append({
+            "setting": job.wildcards.setting,
+            "metric": metric,
+            "ties": meta["ties"],
+            "alpha": result.params.get("alpha", np.nan),
+            "lam": result.params.get("lam", np.nan),
+            "val_auprc": result.val_auprc,
+            "test_auprc": result.test_auprc,
+            "val_units": result.n_val_units,
+            "test_units": result.n_test_units,
+            "concepts": len(data.concept_names),
+            "inputs": data.activations.shape[0],
+            "seed": meta["seed"],
+        })
+    io.write_csv(job.output[0], pd.DataFrame(rows))
 
 
 def table4(job: StepIO) -> None:
     """Assemble Table 4 (meta-AUPRC per metric and setting, mean AUPRC, mean rank), its tidy source and plot."""
     from neuroneval.meta import build_table4
+    from neuroneval.pipeline.plots import plot_table4
 
     tidy = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
-    tidy = tidy.sort_values(["setting", "metric"], kind="stable").reset_index(drop=True)
     table = build_table4(tidy, metric_order=list(job.params.metrics), setting_order=list(job.params.settings))
     io.write_csv(job.output.tidy, tidy)
     io.write_csv(job.output.table, table, float_format="%.4f")
