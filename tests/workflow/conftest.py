@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 TINY_OVERRIDES = {
-    "world": {"vision": {"n_classes": 8, "splits": {"train": 1000, "probe": 600}}},
+    "world": {"vision": {"n_classes": 16, "splits": {"train": 1200, "probe": 600}}},
     "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}},
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
                                          "training": {"epochs": 4, "batch_size": 64}}}},
