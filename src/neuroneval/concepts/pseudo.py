@@ -1,0 +1,191 @@
+"""Pseudo-labels ``c_t = P(t | x)`` from a contrastive image–text model (CLIP, SigLIP), calibrated on labels.
+
+Paper 000 (App. F, "SigLIP c_t", following Oikarinen & Weng 2024) replaces dataset labels by a SigLIP model's
+judgement whether concept ``t`` is in image ``x``. SigLIP is trained with a sigmoid on ``a·cos + bias``, so its
+similarities map to probabilities through
+
+    c_t(x) = σ(a · (cos(f(x), g(t)) − b)),
+
+with ``f``/``g`` the image/text encoders. :func:`fit_calibration` picks the slope ``a`` and offset ``b`` that
+minimise the binary cross-entropy against ground-truth labels (on a labelled calibration split), and
+:func:`pseudo_labels` applies them to new images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from scipy.special import expit
+from torch.nn import functional
+
+# Elements of the (a, b, entry) array evaluated at once by fit_calibration: 2**22 float64 = 32 MiB.
+GRID_CHUNK_ELEMENTS = 2**22
+
+
+class Calibration(NamedTuple):
+    """The chosen ``a`` and ``b``, their mean BCE, and the BCE of every grid point (``len(a_grid), len(b_grid)``)."""
+
+    a: float
+    b: float
+    bce: float
+    bce_grid: np.ndarray
+
+
+def cosine_similarities(image_embeddings: np.ndarray, text_embeddings: np.ndarray) -> np.ndarray:
+    """(N, T) cosine similarities between N image and T text embeddings (rows are L2-normalised first)."""
+    images = _matrix(image_embeddings, "image_embeddings")
+    texts = _matrix(text_embeddings, "text_embeddings")
+    if images.shape[1] != texts.shape[1]:
+        raise ValueError(f"image embeddings have dimension {images.shape[1]}, text embeddings {texts.shape[1]}")
+    return _unit_rows(images, "image_embeddings") @ _unit_rows(texts, "text_embeddings").T
+
+
+def pseudo_labels(image_embeddings: np.ndarray, text_embeddings: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Concept probabilities ``σ(a·(cos − b))``, (N images, T concepts) float32 in [0, 1].
+
+    Parameters
+    ----------
+    image_embeddings : (N, D) array
+        Image embeddings; they need not be normalised.
+    text_embeddings : (T, D) array
+        Embeddings of one prompt per concept.
+    a, b : float
+        Slope and offset from :func:`fit_calibration`.
+
+    Examples
+    --------
+    >>> pseudo_labels(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), a=10.0, b=0.5).round(3)
+    array([[0.993, 0.007]], dtype=float32)
+    """
+    return expit(a * (cosine_similarities(image_embeddings, text_embeddings) - b)).astype(np.float32)
+
+
+def fit_calibration(cosines: np.ndarray, labels: np.ndarray, a_grid: Sequence[float],
+                    b_grid: Sequence[float]) -> Calibration:
+    """Slope and offset minimising the mean binary cross-entropy of ``σ(a·(cos − b))`` against ``labels``.
+
+    For every grid point the loss is ``mean_i [softplus(z_i) − y_i z_i]`` with ``z_i = a·(cos_i − b)`` — the
+    cross-entropy ``−[y log σ(z) + (1 − y) log(1 − σ(z))]`` in a form that cannot overflow. The linear part is
+    summed in closed form and the softplus part in chunks over the entries, all grid points at once. Ties go
+    to the first grid point in (a, b) order.
+
+    Parameters
+    ----------
+    cosines : array of any shape
+        Image–text cosine similarities (e.g. (N, T) from :func:`cosine_similarities`).
+    labels : array of the same shape
+        Ground truth in [0, 1] (binary labels, or soft labels).
+    a_grid, b_grid : 1-D sequences of float
+        Candidate slopes and offsets.
+
+    Returns
+    -------
+    Calibration
+        ``a``, ``b``, their BCE (nats per entry) and the whole (len(a_grid), len(b_grid)) BCE grid.
+
+    Examples
+    --------
+    >>> fit = fit_calibration(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 0, 1, 1]), [1.0, 50.0], [0.0, 0.25])
+    >>> fit.a, fit.b
+    (50.0, 0.25)
+    """
+    cosine_values = np.asarray(cosines, dtype=np.float64)
+    label_values = np.asarray(labels, dtype=np.float64)
+    if cosine_values.shape != label_values.shape:
+        raise ValueError(f"cosines {cosine_values.shape} and labels {label_values.shape} differ in shape")
+    if cosine_values.size == 0:
+        raise ValueError("cosines are empty")
+    if not np.all(np.isfinite(cosine_values)):
+        raise ValueError("cosines contain NaN or infinite values")
+    if not np.all((label_values >= 0) & (label_values <= 1)):
+        raise ValueError("labels must lie in [0, 1]")
+    slopes, offsets = _grid(a_grid, "a_grid"), _grid(b_grid, "b_grid")
+    cosine_values, label_values = cosine_values.ravel(), label_values.ravel()
+
+    linear = slopes[:, None] * (label_values @ cosine_values - offsets[None, :] * label_values.sum())
+    softplus = np.zeros((slopes.size, offsets.size))
+    chunk = max(1, GRID_CHUNK_ELEMENTS // (slopes.size * offsets.size))
+    for start in range(0, cosine_values.size, chunk):
+        shifted = cosine_values[None, start : start + chunk] - offsets[:, None]
+        logits = slopes[:, None, None] * shifted[None, :, :]
+        softplus += np.logaddexp(0.0, logits).sum(axis=-1)
+    bce_grid = (softplus - linear) / cosine_values.size
+    best_a, best_b = np.unravel_index(np.argmin(bce_grid), bce_grid.shape)
+    return Calibration(float(slopes[best_a]), float(offsets[best_b]), float(bce_grid[best_a, best_b]), bce_grid)
+
+
+@torch.no_grad()
+def embed_images(model: torch.nn.Module, preprocess: Callable[[Any], torch.Tensor], images: Sequence[Any], *,
+                 batch_size: int = 64) -> np.ndarray:
+    """L2-normalised ``model.encode_image`` embeddings of ``images``, (N, D) float32.
+
+    ``images`` holds PIL images, uint8 arrays or image file paths; ``preprocess`` (e.g.
+    :attr:`~neuroneval.models.loaders.LoadedModel.preprocess`) turns one image into a (3, H, W) tensor.
+    Batches go to the device of the model's parameters.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    model.eval()
+    device = _device(model)
+    parts = []
+    for start in range(0, len(images), batch_size):
+        batch = torch.stack([preprocess(_open_image(image)) for image in images[start : start + batch_size]])
+        parts.append(functional.normalize(model.encode_image(batch.to(device)).float(), dim=-1).cpu())
+    if not parts:
+        raise ValueError("no images to embed")
+    return torch.cat(parts).numpy().astype(np.float32)
+
+
+@torch.no_grad()
+def embed_texts(model: torch.nn.Module, tokenizer: Callable[[list[str]], torch.Tensor], prompts: Sequence[str], *,
+                batch_size: int = 256) -> np.ndarray:
+    """L2-normalised ``model.encode_text(tokenizer(prompts))`` embeddings, (len(prompts), D) float32."""
+    if isinstance(prompts, str) or len(prompts) == 0:
+        raise ValueError("prompts must be a non-empty list of strings")
+    model.eval()
+    device = _device(model)
+    parts = [functional.normalize(model.encode_text(tokenizer(list(prompts[start : start + batch_size])).to(device))
+                                  .float(), dim=-1).cpu()
+             for start in range(0, len(prompts), batch_size)]
+    return torch.cat(parts).numpy().astype(np.float32)
+
+
+def _open_image(image: Any) -> Any:
+    if isinstance(image, str | Path):
+        from PIL import Image
+
+        with Image.open(image) as opened:
+            return opened.convert("RGB")
+    return image
+
+
+def _device(model: torch.nn.Module) -> torch.device:
+    parameter = next(model.parameters(), None)
+    return parameter.device if parameter is not None else torch.device("cpu")
+
+
+def _matrix(values: np.ndarray, name: str) -> np.ndarray:
+    matrix = np.asarray(values, dtype=np.float64)
+    if matrix.ndim != 2 or 0 in matrix.shape:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name} contain NaN or infinite values")
+    return matrix
+
+
+def _unit_rows(matrix: np.ndarray, name: str) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} has all-zero rows {np.flatnonzero(norms[:, 0] == 0)[:5].tolist()}")
+    return matrix / norms
+
+
+def _grid(values: Sequence[float], name: str) -> np.ndarray:
+    grid = np.asarray(values, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)):
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of finite numbers, got {values!r}")
+    return grid

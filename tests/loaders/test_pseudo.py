@@ -1,0 +1,102 @@
+"""Pseudo-label calibration σ(a·(cos − b)) against independent references (sklearn log_loss, scipy.optimize)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+from sklearn.metrics import log_loss
+
+from neuroneval.concepts import pseudo
+from neuroneval.concepts.pseudo import cosine_similarities, fit_calibration, pseudo_labels
+
+
+def calibration_data(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Labels drawn from a true σ(20·(cos − 0.25)), so the best grid point is near a = 20, b = 0.25."""
+    rng = np.random.default_rng(seed)
+    cosines = rng.uniform(0.0, 0.5, size=(n // 4, 4))
+    labels = (rng.random(cosines.shape) < expit(20 * (cosines - 0.25))).astype(np.int64)
+    return cosines, labels
+
+
+def brute_force_bce(cosines: np.ndarray, labels: np.ndarray, a_grid: list[float], b_grid: list[float]) -> np.ndarray:
+    grid = np.empty((len(a_grid), len(b_grid)))
+    for i, a in enumerate(a_grid):
+        for j, b in enumerate(b_grid):
+            probabilities = expit(a * (cosines.ravel() - b))
+            grid[i, j] = log_loss(labels.ravel(), probabilities, labels=[0, 1])
+    return grid
+
+
+def test_fit_matches_a_loop_over_sklearn_log_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    cosines, labels = calibration_data()
+    a_grid, b_grid = [1.0, 5.0, 10.0, 20.0, 40.0], [0.0, 0.1, 0.2, 0.25, 0.3, 0.4]
+    expected = brute_force_bce(cosines, labels, a_grid, b_grid)
+    monkeypatch.setattr(pseudo, "GRID_CHUNK_ELEMENTS", 7 * len(a_grid) * len(b_grid))  # many uneven chunks
+    fit = fit_calibration(cosines, labels, a_grid, b_grid)
+    np.testing.assert_allclose(fit.bce_grid, expected, rtol=1e-10)
+    best = np.unravel_index(np.argmin(expected), expected.shape)
+    assert (fit.a, fit.b) == (a_grid[best[0]], b_grid[best[1]]) == (20.0, 0.25)
+    assert fit.bce == pytest.approx(expected.min())
+
+
+def test_fine_grid_agrees_with_scipy_optimize() -> None:
+    cosines, labels = calibration_data(n=2000, seed=1)
+
+    def loss(parameters: np.ndarray) -> float:
+        a, b = parameters
+        return log_loss(labels.ravel(), expit(a * (cosines.ravel() - b)), labels=[0, 1])
+
+    optimum = minimize(loss, x0=[5.0, 0.1], method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-10})
+    a_grid, b_grid = np.linspace(5, 40, 141), np.linspace(0.1, 0.4, 121)
+    fit = fit_calibration(cosines, labels, a_grid, b_grid)
+    assert fit.a == pytest.approx(optimum.x[0], abs=0.25 + 1e-9)
+    assert fit.b == pytest.approx(optimum.x[1], abs=0.0025 + 1e-9)
+    assert optimum.fun <= fit.bce <= optimum.fun + 1e-4
+
+
+def test_extreme_logits_stay_finite_and_soft_labels_work() -> None:
+    cosines = np.array([-1.0, 1.0, 0.0])
+    fit = fit_calibration(cosines, np.array([0, 1, 1]), [1e4], [0.5])
+    assert np.isfinite(fit.bce) and fit.bce == pytest.approx(5000 / 3)  # z = a·(cos − b) = −15000, 5000, −5000
+    soft = fit_calibration(cosines, np.array([0.2, 0.9, 0.5]), [2.0], [0.0])
+    probabilities = expit(2.0 * cosines)
+    reference = -np.mean([0.2, 0.9, 0.5] * np.log(probabilities) + [0.8, 0.1, 0.5] * np.log1p(-probabilities))
+    assert soft.bce == pytest.approx(reference)
+
+
+def test_ties_go_to_the_first_grid_point() -> None:
+    fit = fit_calibration(np.array([0.3, 0.3]), np.array([0, 1]), [0.0, 0.0], [0.1, 0.2])
+    assert (fit.a, fit.b) == (0.0, 0.1) and fit.bce == pytest.approx(np.log(2))
+
+
+def test_pseudo_labels_apply_the_calibration_to_cosines() -> None:
+    rng = np.random.default_rng(0)
+    images, texts = rng.normal(size=(6, 5)), rng.normal(size=(3, 5))
+    cosines = cosine_similarities(images, texts)
+    manual = np.array([[image @ text / np.linalg.norm(image) / np.linalg.norm(text) for text in texts]
+                       for image in images])
+    np.testing.assert_allclose(cosines, manual)
+    labels = pseudo_labels(10 * images, texts, a=15.0, b=0.2)
+    assert labels.dtype == np.float32 and labels.shape == (6, 3)
+    np.testing.assert_allclose(labels, 1 / (1 + np.exp(-15.0 * (manual - 0.2))), rtol=1e-6)
+    assert np.all((labels >= 0) & (labels <= 1))
+
+
+@pytest.mark.parametrize("cosines, labels, a_grid, b_grid, message", [
+    (np.zeros(3), np.zeros(4), [1.0], [0.0], "differ in shape"),
+    (np.array([0.1, np.nan]), np.zeros(2), [1.0], [0.0], "NaN"),
+    (np.zeros(2), np.array([0, 2]), [1.0], [0.0], r"labels must lie in \[0, 1\]"),
+    (np.zeros(2), np.zeros(2), [], [0.0], "a_grid must be a non-empty 1-D"),
+    (np.zeros(0), np.zeros(0), [1.0], [0.0], "cosines are empty"),
+])
+def test_fit_calibration_validates_inputs(cosines: np.ndarray, labels: np.ndarray, a_grid: list, b_grid: list,
+                                          message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fit_calibration(cosines, labels, a_grid, b_grid)
+
+
+def test_pseudo_labels_validate_embeddings() -> None:
+    with pytest.raises(ValueError, match="dimension 3, text embeddings 4"):
+        pseudo_labels(np.ones((2, 3)), np.ones((2, 4)), 1.0, 0.0)
+    with pytest.raises(ValueError, match="text_embeddings has all-zero rows"):
+        pseudo_labels(np.ones((2, 3)), np.zeros((1, 3)), 1.0, 0.0)
