@@ -19,7 +19,8 @@ TINY_OVERRIDES = {
     "world": {"vision": {"n_classes": 16, "splits": {"train": 1200, "probe": 600}}},
     "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}},
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
-                                         "training": {"epochs": 4, "batch_size": 64}}}},
+                                         "training": {"epochs": 4, "batch_size": 64}},
+                          "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256},
 }
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore"]
