@@ -1,0 +1,172 @@
+"""The metric engine: ``s_M(a_k, c_t)`` for every unit k and concept t in one call (paper 000, App. A).
+
+Public API (DESIGN.md §3)::
+
+    score(metric, activations, concepts, **params) -> (K, C) float64
+    score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
+    METRICS: Mapping[str, MetricSpec]
+
+``neuroneval.metrics.reference`` holds obvious per-pair implementations of the same definitions (tests and
+benchmarks compare against them). See ``help(neuroneval.metrics.score)`` for every metric and parameter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neuroneval.metrics.edgecases import NeuronEvalWarning
+from neuroneval.metrics.engine import run
+from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
+
+__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_pairs"]
+
+
+def score(metric: str, activations: Any, concepts: Any, **params: Any) -> np.ndarray:
+    """Score every (unit, concept) pair with one metric."""
+    return run(metric, activations, concepts, None, params)
+
+
+def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **params: Any) -> np.ndarray:
+    """Score only the listed (unit, concept) pairs.
+
+    Parameters
+    ----------
+    metric, activations, concepts, **params
+        As for :func:`score` (same definitions, defaults and edge cases; same random samples for a seed).
+    pairs : array of int, shape (m, 2)
+        Rows ``(k, t)``: column position of the unit in ``activations`` and of the concept in ``concepts``.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (m,)
+        ``score(metric, activations, concepts, **params)[k, t]`` for each row, computed from the listed
+        units and concepts only (cost grows with m, not with K·C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[3.0], [2.0], [0.0], [0.0]]); c = np.array([[1.0, 0.0], [1.0, 1.0], [0, 0], [0, 1]])
+    >>> score_pairs("iou", a, c, [[0, 0], [0, 1]], alpha=0.5).tolist()
+    [1.0, 0.3333333333333333]
+    """
+    return run(metric, activations, concepts, pairs, params)
+
+
+def _metric_lines() -> str:
+    lines = []
+    for name, spec in METRICS.items():
+        low, high = spec.value_range
+        extra = f"; params: {', '.join(spec.params)}" if spec.params else ""
+        lines.append(f"    ``{name}`` [{low:g}, {high:g}] ({spec.kind}{extra})\n        {spec.formula}")
+    return "\n".join(lines)
+
+
+score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k, c_t)`` of paper 000.
+
+    Parameters
+    ----------
+    metric : str
+        A registered metric (below) or a harmonic-mean combination ``"{COMBINATION_PREFIX}m1+m2[+…]"``
+        (000 App. E.6; e.g. ``"hmean:auc+inverse_auc"``). ``hmean:recall+precision`` equals ``f1``.
+    activations : array or DataFrame, shape (n, K)
+        Unit activations ``a_k`` (one column per unit, one row per input); finite numbers.
+    concepts : array or DataFrame, shape (n, C)
+        Concept activations ``c_t = P(t | x_i)`` (one column per concept), normally in [0, 1].
+
+    Other Parameters
+    ----------------
+    alpha : float in (0, 1], default {DEFAULTS['alpha']}
+        Top-α binarization of activations (000 Eq. A.1): ``k = ⌈α·n⌉`` and ``B(a) = 1[a ≥ k-th largest]``.
+        Used by the binary metrics, AUC, AUPRC and WPMI. The default is paper 000's fixed value for hidden
+        layers (App. F); the paper tunes α per metric on a validation split of units.
+    lam : float, default {DEFAULTS['lam']}
+        λ of WPMI. λ = 1 makes WPMI a pointwise mutual information (mean log c over active inputs minus log
+        mean c); the paper searches λ ∈ {{0, 0.01, …, 1}}. WPMI is linear in λ.
+    tr_top_fraction : float in (0, 1], default {DEFAULTS['tr_top_fraction']}
+        Top-and-random: the top pool is each unit's ``⌈tr_top_fraction·n⌉`` largest activations (ties at the
+        cutoff go to the lower input index).
+    tr_n_top : int, default {DEFAULTS['tr_n_top']}
+        Top-and-random: inputs drawn without replacement from the top pool (the whole pool if smaller).
+    tr_n_random : int, default {DEFAULTS['tr_n_random']}
+        Top-and-random: inputs drawn without replacement, uniformly from the remaining inputs.
+    ties : {{"average", "reference"}}, default "{DEFAULTS['ties']}"
+        ``"average"`` is statistically correct: tied values share their average rank (Spearman of any
+        vector with itself is 1; AUC counts ties ½), top-α keeps every input tied at the cutoff active, and
+        Pearson is the textbook estimate. ``"reference"`` reproduces the published numbers of paper 000
+        (its theoretical sanity checks, Tables C.1–C.4): ties are broken by float32 noise ``x + 1e-7·U``
+        followed by a stable sort (so ranks are never averaged and equal values near 1 are ordered by input
+        position — Spearman of a binary vector with itself is ≈ 0.78 at γ = 0.5; this artefact largely
+        explains Spearman's collapse in Table 4), top-α then keeps exactly k inputs, every Pearson-type
+        value (correlation, Spearman, both T&R variants) carries the factor (n−1)/n of the authors' implementation, and
+        top-and-random on units whose activations are all 0/1 uses *all* positive inputs plus
+        ``tr_n_random`` random ones (their binary variant). AUPRC, cosine, WPMI, MAD and the confusion
+        metrics on continuous data are identical in both modes (apart from the exactly-k top-α).
+    seed : int ≥ 0, default {DEFAULTS['seed']}
+        Seeds the top-and-random samples and the reference-mode noise. Each quantity uses its own stream
+        ``numpy.random.default_rng([seed, stream])`` and each unit/concept its own row of it, so results do
+        not depend on the backend, on chunking, or on which other pairs are scored.
+    device : None or torch device, default None
+        ``None`` computes with numpy; ``"cpu"``, ``"cuda"``, ``torch.device(...)`` with torch on that
+        device. Both give the same numbers to 1e-6 (0/1 products are exact float32 GEMMs, everything else
+        float64; random numbers always come from numpy).
+    chunk_size : int, optional
+        Concepts per block (pairs per block for ``score_pairs``). By default chosen so that no temporary
+        exceeds 2**24 elements (128 MiB in float64).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (K, C)
+        ``s_M(a_k, c_t)``; for every metric a larger value means a better explanation.
+
+    Notes
+    -----
+    Simulation framing (000 App. A.2, DESIGN.md §3): the binarized neuron ``B(a)`` is the label and the
+    concept ``c`` is the prediction, so Recall = TP/|B(a)| and Precision = TP/|B(c)|; ``B(c) = 1[c ≥ 0.5]``
+    (Eq. A.2). "Inverse" metrics swap the roles (activation = score, ``B(c)`` = label).
+    ``TP = B(a)·B(c)``, ``FN = B(a)·(1 − B(c))``, ``FP = (1 − B(a))·B(c)``, ``TN = (1 − B(a))·(1 − B(c))``.
+
+    Metrics ([value range] (kind; metric-specific parameters) and definition):
+
+{_metric_lines()}
+
+    Top-and-random samples (``correlation_tr``, ``spearman_tr``): per unit, ``tr_n_top`` inputs from its top
+    ``⌈tr_top_fraction·n⌉`` plus ``tr_n_random`` uniform ones (50 inputs by default), drawn once per call.
+
+    Undefined cases get these values, and each distinct case raises one ``NeuronEvalWarning`` per call:
+
+    * zero-variance vector (constant activations or concept; also on a T&R sample): correlation, Spearman,
+      T&R correlations = 0; all-zero vector: cosine = 0;
+    * concept with no positive (``c < 0.5`` everywhere), or every input positive: precision, inverse
+      balanced accuracy terms 0/0 = 0; inverse AUC = 0.5; inverse AUPRC = 0; MAD = 0;
+    * top-α binarization with every input active (constant unit, α = 1, ties at the cutoff): terms
+      divided by the number of inactive inputs (balanced accuracy's TN rate) = 0; AUC = 0.5;
+    * 0/0 in recall, F1, IoU (impossible here, since ``|B(a)| ≥ 1``) = 0;
+    * WPMI: ``log c`` uses ``max(c, 1e-8)`` (part of the definition, no warning); a concept with mean 0
+      has ``log mean(c)`` replaced by ``log 1e-8`` (warned).
+
+    Cost: all pairs come from a few GEMMs (confusion counts ``B(A)ᵀB(C)``; standardized or rank matrices
+    for correlation, Spearman, cosine, AUC; ``B(A)ᵀ log C`` for WPMI; ``A'ᵀB(C)`` for MAD), one sort per
+    concept and unit for ranks, and for AUPRC a sort of each label's positives (sparse labels) or one sort
+    per score vector with cumulative sums over all labels (dense labels). Binary concept tables give AUC and
+    AUPRC in closed form from the confusion counts.
+
+    Raises
+    ------
+    ValueError
+        Unknown metric, malformed inputs (not 2-D, different numbers of rows, non-finite, non-numeric), or a
+        parameter out of range or not used by the metric.
+    TypeError
+        An unknown parameter name.
+
+    Examples
+    --------
+    The "pet" neuron of paper 000, Table 2 (inputs: dog, cat, dog, bear, monkey, flamingo):
+
+    >>> import numpy as np
+    >>> pet_neuron = np.array([[1.0], [1.0], [1.0], [0.0], [0.0], [0.0]])
+    >>> concepts = np.array([[1, 0, 1, 1], [0, 1, 1, 1], [1, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]])
+    >>> score("iou", pet_neuron, concepts, alpha=0.5).round(2).tolist()  # dog, cat, pet, animal
+    [[0.67, 0.33, 1.0, 0.5]]
+    """

@@ -1,0 +1,291 @@
+"""Array backends of the metric engine: numpy on the CPU, torch on any device (``device=``).
+
+The kernels are written once against :class:`Backend`, a deliberately small set of array operations whose
+numpy and torch versions agree bit for bit where it matters:
+
+* 0/1 matrices are multiplied in float32, which is exact for counts below 2**24 inputs;
+* everything continuous (ranks, standardized vectors, logs, means) is computed and multiplied in float64;
+* sorts are stable on both sides, so tie order and rank assignment are identical;
+* random numbers are always drawn by numpy on the host and moved to the device, so a seed gives the same
+  samples whatever the backend.
+
+Operations act on the last axis unless stated otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Array = Any
+
+
+class NumpyBackend:
+    """Reference backend: plain numpy on the host."""
+
+    name = "numpy"
+    float32 = np.float32
+    float64 = np.float64
+    int64 = np.int64
+
+    def asarray(self, values: np.ndarray, dtype: Any = None) -> np.ndarray:
+        return np.ascontiguousarray(values, dtype=dtype)
+
+    def to_numpy(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(values)
+
+    def astype(self, values: np.ndarray, dtype: Any) -> np.ndarray:
+        return values.astype(dtype, copy=False)
+
+    def arange(self, stop: int) -> np.ndarray:
+        return np.arange(stop, dtype=np.int64)
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any) -> np.ndarray:
+        return np.full(shape, value, dtype=dtype)
+
+    def where(self, condition: np.ndarray, first: Any, second: Any) -> np.ndarray:
+        return np.where(condition, first, second)
+
+    def sum(self, values: np.ndarray, axis: int = -1) -> np.ndarray:
+        return values.sum(axis=axis)
+
+    def max(self, values: np.ndarray, axis: int = -1) -> np.ndarray:
+        return values.max(axis=axis)
+
+    def min(self, values: np.ndarray, axis: int = -1) -> np.ndarray:
+        return values.min(axis=axis)
+
+    def sqrt(self, values: np.ndarray) -> np.ndarray:
+        return np.sqrt(values)
+
+    def log(self, values: np.ndarray) -> np.ndarray:
+        return np.log(values)
+
+    def clip(self, values: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
+        return np.clip(values, low, high)
+
+    def any(self, values: np.ndarray) -> bool:
+        return bool(np.any(values))
+
+    def all(self, values: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.all(values, axis=axis)
+
+    def moveaxis01(self, values: np.ndarray) -> np.ndarray:
+        return np.swapaxes(values, 0, 1)
+
+    def broadcast_to(self, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(values, shape))
+
+    def kth_largest(self, values: np.ndarray, k: int) -> np.ndarray:
+        n = values.shape[-1]
+        return np.partition(values, n - k, axis=-1)[..., n - k]
+
+    def sort(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(values, axis=-1, kind="stable")
+        return np.take_along_axis(values, order, axis=-1), order
+
+    def sort_values(self, values: np.ndarray) -> np.ndarray:
+        return np.sort(values, axis=-1)
+
+    def take_along(self, values: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(values, index, axis=-1)
+
+    def scatter_along(self, index: np.ndarray, values: np.ndarray) -> np.ndarray:
+        out = np.empty_like(values)
+        np.put_along_axis(out, index, values, axis=-1)
+        return out
+
+    def run_starts(self, sorted_values: np.ndarray) -> np.ndarray:
+        """True where a sorted row starts a run of equal values."""
+        starts = np.ones(sorted_values.shape, dtype=bool)
+        np.not_equal(sorted_values[..., 1:], sorted_values[..., :-1], out=starts[..., 1:])
+        return starts
+
+    def run_ends(self, sorted_values: np.ndarray) -> np.ndarray:
+        """True where a sorted row ends a run of equal values."""
+        ends = np.ones(sorted_values.shape, dtype=bool)
+        np.not_equal(sorted_values[..., :-1], sorted_values[..., 1:], out=ends[..., :-1])
+        return ends
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        return np.cumsum(values, axis=-1, dtype=values.dtype)
+
+    def cummax(self, values: np.ndarray) -> np.ndarray:
+        return np.maximum.accumulate(values, axis=-1)
+
+    def reverse_cummin(self, values: np.ndarray) -> np.ndarray:
+        return np.minimum.accumulate(values[..., ::-1], axis=-1)[..., ::-1]
+
+    def take_rows(self, values: np.ndarray, rows: Array) -> np.ndarray:
+        return values[self.index(rows)]
+
+    def nonzero(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row, column) of the nonzero entries of a matrix, in row-major order."""
+        rows, columns = np.nonzero(values)
+        return rows.astype(np.int64), columns.astype(np.int64)
+
+    def scatter_2d(self, shape: tuple[int, int], rows: np.ndarray, columns: np.ndarray, values: np.ndarray,
+                   fill: int) -> np.ndarray:
+        out = np.full(shape, fill, dtype=np.int64)
+        out[rows, columns] = values
+        return out
+
+    def gather_columns(self, values: np.ndarray, index: Array) -> np.ndarray:
+        """``values[:, index]`` for a (R, n) matrix and an integer matrix (L, m): shape (R, L, m)."""
+        return values[:, self.index(index)]
+
+    def gather_pairs(self, values: np.ndarray, rows: Array, index: Array) -> np.ndarray:
+        """``values[rows[:, None], index]``: shape (P, m)."""
+        return values[self.index(rows)[:, None], self.index(index)]
+
+    def index(self, values: Array) -> np.ndarray:
+        return np.asarray(values, dtype=np.int64)
+
+
+class TorchBackend:
+    """Torch backend on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, a ``torch.device``)."""
+
+    name = "torch"
+
+    def __init__(self, device: Any) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.float32 = torch.float32
+        self.float64 = torch.float64
+        self.int64 = torch.int64
+
+    def asarray(self, values: Any, dtype: Any = None) -> Any:
+        torch = self.torch
+        if isinstance(values, torch.Tensor):
+            return values.to(device=self.device, dtype=dtype or values.dtype).contiguous()
+        array = np.ascontiguousarray(values)
+        tensor = torch.from_numpy(array).to(self.device)
+        return tensor.to(dtype) if dtype is not None else tensor
+
+    def to_numpy(self, values: Any) -> np.ndarray:
+        return values.detach().cpu().numpy()
+
+    def astype(self, values: Any, dtype: Any) -> Any:
+        return values.to(dtype)
+
+    def arange(self, stop: int) -> Any:
+        return self.torch.arange(stop, device=self.device, dtype=self.torch.int64)
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: Any) -> Any:
+        return self.torch.full(shape, value, dtype=dtype, device=self.device)
+
+    def where(self, condition: Any, first: Any, second: Any) -> Any:
+        torch = self.torch
+        if not isinstance(first, torch.Tensor):
+            first = torch.tensor(first, dtype=second.dtype, device=self.device)
+        if not isinstance(second, torch.Tensor):
+            second = torch.tensor(second, dtype=first.dtype, device=self.device)
+        return torch.where(condition, first, second)
+
+    def sum(self, values: Any, axis: int = -1) -> Any:
+        return values.sum(dim=axis)
+
+    def max(self, values: Any, axis: int = -1) -> Any:
+        return values.amax(dim=axis)
+
+    def min(self, values: Any, axis: int = -1) -> Any:
+        return values.amin(dim=axis)
+
+    def sqrt(self, values: Any) -> Any:
+        return self.torch.sqrt(values)
+
+    def log(self, values: Any) -> Any:
+        return self.torch.log(values)
+
+    def clip(self, values: Any, low: float | None, high: float | None) -> Any:
+        return self.torch.clamp(values, low, high)
+
+    def any(self, values: Any) -> bool:
+        return bool(values.any().item())
+
+    def all(self, values: Any, axis: int = -1) -> Any:
+        return values.all(dim=axis)
+
+    def moveaxis01(self, values: Any) -> Any:
+        return values.transpose(0, 1)
+
+    def broadcast_to(self, values: Any, shape: tuple[int, ...]) -> Any:
+        return values.expand(shape).contiguous()
+
+    def kth_largest(self, values: Any, k: int) -> Any:
+        n = values.shape[-1]
+        return self.torch.kthvalue(values, n - k + 1, dim=-1).values
+
+    def sort(self, values: Any) -> tuple[Any, Any]:
+        result = self.torch.sort(values, dim=-1, stable=True)
+        return result.values, result.indices
+
+    def sort_values(self, values: Any) -> Any:
+        return self.torch.sort(values, dim=-1).values
+
+    def take_along(self, values: Any, index: Any) -> Any:
+        return self.torch.gather(values, -1, index)
+
+    def scatter_along(self, index: Any, values: Any) -> Any:
+        return self.torch.empty_like(values).scatter_(-1, index, values)
+
+    def run_starts(self, sorted_values: Any) -> Any:
+        starts = self.torch.ones(sorted_values.shape, dtype=self.torch.bool, device=self.device)
+        starts[..., 1:] = sorted_values[..., 1:] != sorted_values[..., :-1]
+        return starts
+
+    def run_ends(self, sorted_values: Any) -> Any:
+        ends = self.torch.ones(sorted_values.shape, dtype=self.torch.bool, device=self.device)
+        ends[..., :-1] = sorted_values[..., :-1] != sorted_values[..., 1:]
+        return ends
+
+    def cumsum(self, values: Any) -> Any:
+        return self.torch.cumsum(values, dim=-1, dtype=values.dtype)
+
+    def cummax(self, values: Any) -> Any:
+        return self.torch.cummax(values, dim=-1).values
+
+    def reverse_cummin(self, values: Any) -> Any:
+        flipped = self.torch.flip(values, dims=(-1,))
+        return self.torch.flip(self.torch.cummin(flipped, dim=-1).values, dims=(-1,))
+
+    def take_rows(self, values: Any, rows: Array) -> Any:
+        return values[self.index(rows)]
+
+    def nonzero(self, values: Any) -> tuple[Any, Any]:
+        found = self.torch.nonzero(values)
+        return found[:, 0], found[:, 1]
+
+    def scatter_2d(self, shape: tuple[int, int], rows: Any, columns: Any, values: Any, fill: int) -> Any:
+        out = self.torch.full(shape, fill, dtype=self.torch.int64, device=self.device)
+        out[rows, columns] = values
+        return out
+
+    def gather_columns(self, values: Any, index: Array) -> Any:
+        return values[:, self.index(index)]
+
+    def gather_pairs(self, values: Any, rows: Array, index: Array) -> Any:
+        return values[self.index(rows)[:, None], self.index(index)]
+
+    def index(self, values: Array) -> Any:
+        torch = self.torch
+        if isinstance(values, torch.Tensor):
+            return values.to(device=self.device, dtype=torch.int64)
+        return torch.as_tensor(np.asarray(values, dtype=np.int64), device=self.device)
+
+
+Backend = NumpyBackend | TorchBackend
+
+
+def get_backend(device: Any) -> Backend:
+    """``None`` → numpy; anything else is a torch device (``"cpu"``, ``"cuda"``, ``torch.device(...)``)."""
+    if device is None:
+        return NumpyBackend()
+    try:
+        return TorchBackend(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"device must be None (numpy) or a torch device such as 'cpu' or 'cuda', "
+                         f"got {device!r}: {error}") from error

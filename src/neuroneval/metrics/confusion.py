@@ -1,0 +1,67 @@
+"""Binary metrics from the confusion counts of ``B(a)`` (label) and ``B(c)`` (prediction), 000 Table A.1.
+
+All pairs at once: ``TP = B(A)ᵀ B(C)`` is one float32 GEMM of 0/1 matrices (exact below 2**24 inputs);
+``FN = |B(a)| − TP``, ``FP = |B(c)| − TP``, ``TN = n − |B(a)| − |B(c)| + TP`` follow from the row sums.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neuroneval.metrics.context import ConceptChunk, Context, Pairing
+from neuroneval.metrics.edgecases import safe_divide
+from neuroneval.metrics.features import ALL_ACTIVE, concept_binary, unit_binary
+
+NO_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): 0/0 is set to 0"
+ALL_POSITIVES = "concept(s) positive on every input: 0/0 is set to 0"
+
+
+def confusion(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> tuple[Any, Any, Any]:
+    """(TP, |B(a)|, |B(c)|) broadcast to the pairing's shape, all float64."""
+    unit_bits, active = unit_binary(ctx)
+    concept_bits, positives = concept_binary(chunk)
+    true_positives = ctx.be.astype(pairing.dot(unit_bits, concept_bits), ctx.be.float64)
+    return true_positives, pairing.u(active), pairing.c(positives)
+
+
+def _divide(ctx: Context, numerator: Any, denominator: Any, message: str) -> Any:
+    ctx.notes.check(ctx.be, denominator == 0, message)
+    return safe_divide(ctx.be, numerator, denominator, 0.0)
+
+
+def recall(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, _ = confusion(ctx, chunk, pairing)
+    return _divide(ctx, tp, active, "units with no active input: recall 0/0 is set to 0")
+
+
+def precision(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, _, positives = confusion(ctx, chunk, pairing)
+    return _divide(ctx, tp, positives, NO_POSITIVES)
+
+
+def f1(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, positives = confusion(ctx, chunk, pairing)
+    return _divide(ctx, 2.0 * tp, active + positives, "F1 0/0 (no active input and no positive) is set to 0")
+
+
+def iou(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, positives = confusion(ctx, chunk, pairing)
+    return _divide(ctx, tp, active + positives - tp, "IoU 0/0 (no active input and no positive) is set to 0")
+
+
+def accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, positives = confusion(ctx, chunk, pairing)
+    return (2.0 * tp + ctx.n - active - positives) / ctx.n
+
+
+def balanced_accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, positives = confusion(ctx, chunk, pairing)
+    tn = ctx.n - active - positives + tp
+    return 0.5 * (_divide(ctx, tp, active, "units with no active input: recall 0/0 is set to 0")
+                  + _divide(ctx, tn, ctx.n - active, ALL_ACTIVE))
+
+
+def inverse_balanced_accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    tp, active, positives = confusion(ctx, chunk, pairing)
+    tn = ctx.n - active - positives + tp
+    return 0.5 * (_divide(ctx, tp, positives, NO_POSITIVES) + _divide(ctx, tn, ctx.n - positives, ALL_POSITIVES))

@@ -1,0 +1,214 @@
+"""What a kernel sees: the parameters, the units, one chunk of concepts, and how pairs are formed.
+
+A kernel computes ``s(a_k, c_t)`` for a block of (unit, concept) pairs. The block is either *all* pairs of
+the call's units and the current concept chunk (:class:`AllPairs`, result (K, C_chunk)) or a list of
+(unit, concept) pairs (:class:`ListedPairs`, result (P,)). Kernels are written once against the small
+pairing interface (``dot``, ``u``, ``c``, ``gather_*``), so ``score`` and ``score_pairs`` share every formula.
+Unit-side features (binarizations, ranks, standardized rows) are computed once per call and cached on
+:class:`Context`; concept-side features are cached on the :class:`ConceptChunk`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from neuroneval.metrics.backend import Backend
+from neuroneval.metrics.edgecases import Notes
+
+#: Elements of the largest temporary a kernel may build (float64: 128 MiB).
+WORK_ELEMENTS = 2**24
+
+# Stream ids of numpy.random.default_rng([seed, stream]) for each random quantity of a call.
+STREAM_TR_TOP = 1
+STREAM_TR_RANDOM = 2
+STREAM_UNIT_NOISE = 3
+STREAM_CONCEPT_NOISE = 4
+STREAM_TR_BINARY = 5
+
+
+@dataclass(frozen=True)
+class Params:
+    """Resolved, validated parameters of one call (see ``help(neuroneval.metrics.score)``)."""
+
+    alpha: float
+    lam: float
+    tr_top_fraction: float
+    tr_n_top: int
+    tr_n_random: int
+    ties: str
+    seed: int
+    chunk_size: int | None
+
+
+def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``matrix[:, columns].T`` as a C-contiguous float64 array, cast and transposed in cache-sized blocks."""
+    n = matrix.shape[0]
+    contiguous = columns.size > 0 and columns[-1] - columns[0] + 1 == columns.size and np.all(np.diff(columns) == 1)
+    source = matrix[:, columns[0]:columns[-1] + 1] if contiguous else matrix[:, columns]
+    out = np.empty((columns.size, n), dtype=np.float64)
+    block = 256
+    for start in range(0, n, block):
+        out[:, start:start + block] = source[start:start + block].T
+    return out
+
+
+def _noise(seed: int, stream: int, rows: int, n: int) -> np.ndarray:
+    """U[0, 1) as float32, generated in float64 row blocks so the stream never depends on block size."""
+    generator = np.random.default_rng([seed, stream])
+    out = np.empty((rows, n), dtype=np.float32)
+    block = max(1, WORK_ELEMENTS // max(n, 1))
+    for start in range(0, rows, block):
+        stop = min(rows, start + block)
+        out[start:stop] = generator.random((stop - start, n))
+    return out
+
+
+@dataclass
+class Context:
+    """Inputs and cached unit-side features of one call.
+
+    ``activations`` and ``concepts`` are the full host matrices (n, K) and (n, C); ``unit_rows`` are the
+    units this call scores (all of them for ``score``, the listed ones for ``score_pairs``).
+    """
+
+    be: Backend
+    params: Params
+    notes: Notes
+    activations: np.ndarray
+    concepts: np.ndarray
+    unit_rows: np.ndarray
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.activations.shape[0])
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def host_unit_values(self) -> np.ndarray:
+        """Activations of the call's units, unit-major (K', n) float64 on the host."""
+        return self.memo("host_values", lambda: rows_of(self.activations, self.unit_rows))
+
+    def unit_values(self) -> Any:
+        """Activations of the call's units, unit-major (K', n) float64 on the device."""
+        return self.memo("values", lambda: self.be.asarray(self.host_unit_values()))
+
+    def unit_noisy_values(self) -> Any:
+        """Reference-mode noised activations (float32, (K', n)); the noise of unit k depends only on the seed."""
+        def compute() -> Any:
+            from neuroneval.metrics.ranks import noisy_values
+
+            noise = _noise(self.params.seed, STREAM_UNIT_NOISE, self.activations.shape[1], self.n)
+            return self.be.asarray(noisy_values(self.host_unit_values(), noise[self.unit_rows]))
+
+        return self.memo("noisy_values", compute)
+
+    def concept_noise(self) -> np.ndarray:
+        """Reference-mode noise of every concept (host float32, (C, n))."""
+        return self.memo("concept_noise",
+                         lambda: _noise(self.params.seed, STREAM_CONCEPT_NOISE, self.concepts.shape[1], self.n))
+
+
+@dataclass
+class ConceptChunk:
+    """A block of concepts (global column indices ``rows``) with its cached features."""
+
+    ctx: Context
+    rows: np.ndarray
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def host_values(self) -> np.ndarray:
+        """Concept values, concept-major (C', n) float64 on the host."""
+        return self.memo("host", lambda: rows_of(self.ctx.concepts, self.rows))
+
+    def values(self) -> Any:
+        return self.memo("values", lambda: self.ctx.be.asarray(self.host_values()))
+
+    def noisy_values(self) -> Any:
+        def compute() -> Any:
+            from neuroneval.metrics.ranks import noisy_values
+
+            noise = self.ctx.concept_noise()[self.rows]
+            return self.ctx.be.asarray(noisy_values(self.host_values(), noise))
+
+        return self.memo("noisy_values", compute)
+
+    def is_binary(self) -> bool:
+        """Whether every value of the chunk is exactly 0 or 1 (labels rather than probabilities)."""
+        return self.memo("is_binary", lambda: bool(np.all((self.host_values() == 0) | (self.host_values() == 1))))
+
+
+class AllPairs:
+    """Every (unit, concept) pair of the call's units and one concept chunk; results are (K', C')."""
+
+    def __init__(self, be: Backend) -> None:
+        self.be = be
+
+    def dot(self, unit_side: Any, concept_side: Any) -> Any:
+        return unit_side @ concept_side.T
+
+    def u(self, unit_vector: Any) -> Any:
+        return unit_vector[:, None]
+
+    def c(self, concept_vector: Any) -> Any:
+        return concept_vector[None, :]
+
+    def gather_concepts(self, concept_values: Any, unit_index: Any) -> Any:
+        """Concept values at unit-specific inputs: (C', n) × (K', m) → (K', C', m)."""
+        return self.be.moveaxis01(self.be.gather_columns(concept_values, unit_index))
+
+    def gather_units(self, unit_values: Any, concept_index: Any) -> Any:
+        """Unit values at concept-specific inputs: (K', n) × (C', m) → (K', C', m)."""
+        return self.be.gather_columns(unit_values, concept_index)
+
+    def u3(self, unit_rows: Any) -> Any:
+        """Unit-side rows (K', m) broadcast against gathered blocks: (K', 1, m)."""
+        return unit_rows[:, None, :]
+
+    def c3(self, concept_rows: Any) -> Any:
+        return concept_rows[None, :, :]
+
+
+class ListedPairs:
+    """Listed pairs: ``units[i]`` (positions in the call's units) with ``concepts[i]`` (positions in the chunk)."""
+
+    def __init__(self, be: Backend, units: np.ndarray, concepts: np.ndarray) -> None:
+        self.be = be
+        self.units = be.index(units)
+        self.concepts = be.index(concepts)
+
+    def dot(self, unit_side: Any, concept_side: Any) -> Any:
+        return self.be.sum(unit_side[self.units] * concept_side[self.concepts], axis=-1)
+
+    def u(self, unit_vector: Any) -> Any:
+        return unit_vector[self.units]
+
+    def c(self, concept_vector: Any) -> Any:
+        return concept_vector[self.concepts]
+
+    def gather_concepts(self, concept_values: Any, unit_index: Any) -> Any:
+        return self.be.gather_pairs(concept_values, self.concepts, unit_index[self.units])
+
+    def gather_units(self, unit_values: Any, concept_index: Any) -> Any:
+        return self.be.gather_pairs(unit_values, self.units, concept_index[self.concepts])
+
+    def u3(self, unit_rows: Any) -> Any:
+        return unit_rows[self.units]
+
+    def c3(self, concept_rows: Any) -> Any:
+        return concept_rows[self.concepts]
+
+
+Pairing = AllPairs | ListedPairs

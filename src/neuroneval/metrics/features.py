@@ -1,0 +1,147 @@
+"""Per-vector features shared by several kernels, cached once per call (units) or per chunk (concepts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neuroneval.metrics.backend import Backend
+from neuroneval.metrics.binarize import round_concepts, top_alpha
+from neuroneval.metrics.context import AllPairs, ConceptChunk, Context, Pairing
+from neuroneval.metrics.edgecases import Notes
+from neuroneval.metrics.ranks import average_ranks, stable_ranks
+
+ALL_ACTIVE = ("top-α binarization marks every input active for some unit (constant activations, α·n ≥ n "
+              "or ties at the cutoff); terms divided by the number of inactive inputs are set to 0")
+ZERO_VARIANCE = "zero-variance vector(s): their correlation is set to 0"
+ZERO_NORM = "all-zero vector(s): their cosine similarity is set to 0"
+
+
+def unit_binary(ctx: Context) -> tuple[Any, Any]:
+    """``B(a)`` of the call's units as float32 0/1 (K', n) and the active counts ``|B(a)|`` (float64)."""
+    def compute() -> tuple[Any, Any]:
+        be, params = ctx.be, ctx.params
+        noisy = ctx.unit_noisy_values() if params.ties == "reference" else None
+        binary = top_alpha(be, ctx.unit_values(), params.alpha, params.ties, noisy)
+        counts = be.astype(be.sum(binary, axis=-1), be.float64)
+        ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
+        return binary, counts
+
+    return ctx.memo("binary", compute)
+
+
+#: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.
+SPARSE_FACTOR = 24
+
+
+def positive_index(be: Backend, bits: Any, counts: Any) -> tuple[Any, Any]:
+    """Positions of the ones of each row of a 0/1 matrix (R, n), padded with 0 to the largest count.
+
+    Returns (index (R, m) int64, valid (R, m) bool), positions ascending within a row.
+    """
+    counts = be.astype(counts, be.int64)
+    width = max(1, int(be.to_numpy(be.max(counts, axis=-1))) if counts.shape[0] else 1)
+    rows, columns = be.nonzero(bits)
+    starts = be.cumsum(counts) - counts
+    slots = be.arange(int(rows.shape[0])) - starts[rows]
+    index = be.scatter_2d((int(bits.shape[0]), width), rows, slots, columns, 0)
+    valid = be.arange(width)[None, :] < counts[:, None]
+    return index, valid
+
+
+def unit_active_index(ctx: Context) -> tuple[Any, Any]:
+    """Positions of each unit's active inputs, padded to the largest count: (index (K', m), weights (K', m))."""
+    def compute() -> tuple[Any, Any]:
+        be = ctx.be
+        bits, counts = unit_binary(ctx)
+        index, valid = positive_index(be, bits, counts)
+        return index, be.astype(valid, be.float64)
+
+    return ctx.memo("active_index", compute)
+
+
+def sum_over_active(ctx: Context, concept_side: Any, pairing: Pairing) -> Any:
+    """Σ_{i ∈ B(a_k)} X[t, i] for the pairing's pairs, from a concept-side matrix X (C', n), in float64.
+
+    A float64 GEMM with the 0/1 matrix B(A) in general; when every unit has few active inputs (top-α with
+    small α) a gather of those inputs and a sum, which costs K·|B(a)|·C instead of K·n·C.
+    """
+    be = ctx.be
+    counts = unit_binary(ctx)[1]
+    if int(be.to_numpy(be.max(counts, axis=-1))) * SPARSE_FACTOR >= ctx.n:
+        return pairing.dot(unit_binary64(ctx), concept_side)
+    index, weights = unit_active_index(ctx)
+    if isinstance(pairing, AllPairs):
+        gathered = be.gather_columns(concept_side, index)
+        return be.moveaxis01(be.sum(gathered * weights[None], axis=-1))
+    return be.sum(pairing.gather_concepts(concept_side, index) * pairing.u3(weights), axis=-1)
+
+
+def unit_binary64(ctx: Context) -> Any:
+    return ctx.memo("binary64", lambda: ctx.be.astype(unit_binary(ctx)[0], ctx.be.float64))
+
+
+def concept_binary(chunk: ConceptChunk) -> tuple[Any, Any]:
+    """``B(c)`` of the chunk as float32 0/1 (C', n) and the positive counts ``|B(c)|`` (float64)."""
+    def compute() -> tuple[Any, Any]:
+        be = chunk.ctx.be
+        binary = round_concepts(be, chunk.values())
+        return binary, be.astype(be.sum(binary, axis=-1), be.float64)
+
+    return chunk.memo("binary", compute)
+
+
+def concept_binary64(chunk: ConceptChunk) -> Any:
+    return chunk.memo("binary64", lambda: chunk.ctx.be.astype(concept_binary(chunk)[0], chunk.ctx.be.float64))
+
+
+def _centred(be: Backend, ranks: Any) -> Any:
+    n = ranks.shape[-1]
+    return ranks - (n + 1) / 2.0
+
+
+def unit_centred_ranks(ctx: Context) -> Any:
+    """Ranks of each unit's activations minus their mean (n+1)/2; average or reference ties."""
+    def compute() -> Any:
+        be = ctx.be
+        if ctx.params.ties == "average":
+            return _centred(be, average_ranks(be, ctx.unit_values()))
+        return _centred(be, stable_ranks(be, ctx.unit_noisy_values()))
+
+    return ctx.memo("centred_ranks", compute)
+
+
+def concept_centred_ranks(chunk: ConceptChunk) -> Any:
+    def compute() -> Any:
+        be = chunk.ctx.be
+        if chunk.ctx.params.ties == "average":
+            return _centred(be, average_ranks(be, chunk.values()))
+        return _centred(be, stable_ranks(be, chunk.noisy_values()))
+
+    return chunk.memo("centred_ranks", compute)
+
+
+def inverse_norms(be: Backend, values: Any, notes: Notes, *, centre: bool = True) -> Any:
+    """1/‖x − x̄‖ (``centre``) or 1/‖x‖ of every row, 0 for degenerate rows (recorded as a note).
+
+    A row is degenerate when it is constant (``centre=True``; tested exactly as "every value equals the
+    first", so rounding in the mean cannot fake a variance) or all zero (``centre=False``).
+    """
+    n = values.shape[-1]
+    if centre:
+        shifted = values - (be.sum(values, axis=-1) / n)[..., None]
+        degenerate = be.all(values == values[..., :1], axis=-1)
+    else:
+        shifted = values
+        degenerate = be.all(values == 0, axis=-1)
+    norms = be.sqrt(be.sum(shifted * shifted, axis=-1))
+    degenerate = degenerate | (norms == 0)
+    notes.check(be, degenerate, ZERO_VARIANCE if centre else ZERO_NORM)
+    return be.where(degenerate, 0.0, 1.0 / be.where(degenerate, 1.0, norms))
+
+
+def standardize(be: Backend, values: Any, notes: Notes, *, centre: bool = True) -> Any:
+    """Rows centred (when ``centre``) and scaled to unit norm; degenerate rows become 0 (see inverse_norms)."""
+    scale = inverse_norms(be, values, notes, centre=centre)
+    if centre:
+        values = values - (be.sum(values, axis=-1) / values.shape[-1])[..., None]
+    return values * scale[..., None]

@@ -1,0 +1,192 @@
+"""AUC, inverse AUC, AUPRC and inverse AUPRC (000 Eq. A.7–A.8, App. A.3 items 10–11).
+
+AUC (Mann–Whitney) with label ``y`` and score ``x``: with ranks ``R(x)`` centred at (n+1)/2,
+``AUC = ½ + Σ_{y_i=1} R'(x)_i / (|y|·(n − |y|))``, so all pairs cost one float64 GEMM of the 0/1 label
+matrix with the centred rank matrix (integers and halves: exact). For a binary concept table the ranks of
+``c`` are known in closed form and ``AUC = (TP·TN + ½(TP·FP + FN·TN)) / (|B(a)|·(n − |B(a)|))``.
+
+AUPRC is step-wise average precision with ties grouped at unique thresholds, exactly
+``sklearn.metrics.average_precision_score``::
+
+    AP = (1/|y|) Σ_{i: y_i=1} TP(x ≥ x_i) / N(x ≥ x_i)
+
+where ``N(x ≥ x_i)`` counts all inputs scoring at least ``x_i`` and ``TP(x ≥ x_i)`` the positives among
+them. ``N`` is one sort per score vector. ``TP`` is computed either *sparsely* — gather ``N`` at the ``|y|``
+positives of each label, sort those short rows, read ``TP`` off the sorted position — when labels have few
+positives (top-α units), or *densely* — sort each score vector once and scan cumulative sums of all labels
+at once — when they have many. For a binary concept table the two thresholds give the closed form
+``AP = R₁·P₁ + (1 − R₁)·|y|/n`` with ``R₁ = TP/|y|`` and ``P₁ = TP/|B(c)|``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from neuroneval.metrics.backend import Backend
+from neuroneval.metrics.confusion import confusion
+from neuroneval.metrics.context import WORK_ELEMENTS, AllPairs, ConceptChunk, Context, Pairing
+from neuroneval.metrics.edgecases import safe_divide
+from neuroneval.metrics.features import (
+    concept_binary,
+    concept_binary64,
+    concept_centred_ranks,
+    positive_index,
+    sum_over_active,
+    unit_binary,
+    unit_centred_ranks,
+)
+from neuroneval.metrics.ranks import count_at_least
+
+AUC_DEGENERATE = "a label with no positive or no negative input: AUC is set to 0.5"
+NO_LABEL_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): inverse AUPRC is set to 0"
+
+
+def _auc(ctx: Context, rank_sum: Any, positives: Any) -> Any:
+    """AUC from the sum of centred ranks over the label's positives."""
+    pairs = positives * (ctx.n - positives)
+    ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE)
+    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, 0.5)
+
+
+def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    if ctx.params.ties == "average" and chunk.is_binary():
+        tp, active, positives = confusion(ctx, chunk, pairing)
+        fn, fp = active - tp, positives - tp
+        tn = ctx.n - active - fp
+        pairs = active * (ctx.n - active)
+        ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE)
+        return safe_divide(ctx.be, tp * tn + 0.5 * (tp * fp + fn * tn), pairs, 0.5)
+    rank_sum = sum_over_active(ctx, concept_centred_ranks(chunk), pairing)
+    return _auc(ctx, rank_sum, pairing.u(unit_binary(ctx)[1]))
+
+
+def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    rank_sum = pairing.dot(unit_centred_ranks(ctx), concept_binary64(chunk))
+    return _auc(ctx, rank_sum, pairing.c(concept_binary(chunk)[1]))
+
+
+def _label_index(be: Backend, bits: Any, counts: np.ndarray, rows: np.ndarray) -> tuple[Any, Any]:
+    """Positions of the positives of ``bits[rows]`` padded to the bucket's largest count, and a validity mask."""
+    return positive_index(be, be.take_rows(bits, rows), be.asarray(counts[rows], be.int64))
+
+
+def _buckets(counts: np.ndarray, rows: np.ndarray | None = None) -> list[np.ndarray]:
+    """Group positions by ⌊log2 count⌋ so padding to a bucket's largest count at most doubles the work."""
+    rows = np.arange(counts.size) if rows is None else rows
+    keys = np.floor(np.log2(np.maximum(counts[rows], 1))).astype(np.int64)
+    return [rows[keys == key] for key in np.unique(keys)]
+
+
+def _use_dense(width: int, n: int) -> bool:
+    """The sorted-scan path beats sorting the gathered positives once rows hold ≳ n/log2(n) positives."""
+    return width * (math.log2(width + 1) + 2.0) > 3.0 * n
+
+
+def _ap_sparse(be: Backend, at_least: Any, valid: Any, n: int) -> Any:
+    """Σ over valid positives of TP(x ≥ x_i)/N(x ≥ x_i) for gathered counts ``at_least`` (…, m)."""
+    width = at_least.shape[-1]
+    padded = be.where(valid, at_least, n + 1)
+    ordered = be.sort_values(padded)
+    last = be.reverse_cummin(be.where(be.run_ends(ordered), be.arange(width), width - 1))
+    ratio = be.astype(last + 1, be.float64) / be.astype(ordered, be.float64)
+    return be.sum(be.where(ordered <= n, ratio, 0.0), axis=-1)
+
+
+def _ap_dense(be: Backend, label_bits: Any, score_values: Any) -> Any:
+    """Σ over positives of TP/N for every (label row, score row) by one sort per score row: (L, S)."""
+    n = score_values.shape[-1]
+    sorted_scores, order = be.sort(-score_values)
+    last = be.reverse_cummin(be.where(be.run_ends(sorted_scores), be.arange(n), n - 1))
+    labels = be.gather_columns(label_bits, order)
+    hits = be.cumsum(labels)
+    at_last = be.take_along(hits, be.broadcast_to(last[None], tuple(hits.shape)))
+    ratio = be.astype(at_last, be.float64) / be.astype(last + 1, be.float64)[None]
+    return be.sum(be.astype(labels, be.float64) * ratio, axis=-1)
+
+
+def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any) -> Any:
+    """AP of every score row (S, n) against every label row (L, n): (L, S) float64."""
+    be, n = ctx.be, ctx.n
+    counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
+    n_labels, n_scores = counts.size, score_values.shape[0]
+    out = be.full((n_labels, n_scores), 0.0, be.float64)
+    at_least = None
+    for rows in _buckets(counts):
+        width = max(1, int(counts[rows].max()))
+        row_index = be.index(rows)
+        if _use_dense(width, n):
+            label_rows = max(1, min(rows.size, WORK_ELEMENTS // n))
+            for start in range(0, rows.size, label_rows):
+                part = row_index[start:start + label_rows]
+                bits = be.take_rows(label_bits, part)
+                score_rows = max(1, WORK_ELEMENTS // (int(part.shape[0]) * n))
+                for first in range(0, n_scores, score_rows):
+                    block = score_values[first:first + score_rows]
+                    out[part, first:first + block.shape[0]] = _ap_dense(be, bits, block)
+            continue
+        if at_least is None:
+            at_least = count_at_least(be, score_values)
+        index, valid = _label_index(be, label_bits, counts, rows)
+        label_rows = max(1, min(rows.size, WORK_ELEMENTS // width))
+        for start in range(0, rows.size, label_rows):
+            part_index, part_valid = index[start:start + label_rows], valid[start:start + label_rows]
+            part = row_index[start:start + label_rows]
+            score_rows = max(1, WORK_ELEMENTS // (int(part_index.shape[0]) * width))
+            for first in range(0, n_scores, score_rows):
+                gathered = be.moveaxis01(be.gather_columns(at_least[first:first + score_rows], part_index))
+                out[part, first:first + gathered.shape[1]] = _ap_sparse(be, gathered, part_valid[:, None, :], n)
+    return out
+
+
+def _ap_listed(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any,
+               label_of_pair: np.ndarray, score_of_pair: np.ndarray) -> Any:
+    """AP of listed (label row, score row) pairs, always by the sparse path: (P,) float64."""
+    be, n = ctx.be, ctx.n
+    counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
+    at_least = count_at_least(be, score_values)
+    out = be.full((label_of_pair.size,), 0.0, be.float64)
+    for pairs in _buckets(counts[label_of_pair]):
+        labels = label_of_pair[pairs]
+        index, valid = _label_index(be, label_bits, counts, labels)
+        width = int(index.shape[-1])
+        step = max(1, WORK_ELEMENTS // width)
+        for start in range(0, pairs.size, step):
+            stop = start + step
+            gathered = be.gather_pairs(at_least, score_of_pair[pairs[start:stop]], index[start:stop])
+            out[be.index(pairs[start:stop])] = _ap_sparse(be, gathered, valid[start:stop], n)
+    return out
+
+
+def _pair_positions(pairing: Pairing) -> tuple[np.ndarray, np.ndarray]:
+    be = pairing.be
+    return be.to_numpy(pairing.units).astype(np.int64), be.to_numpy(pairing.concepts).astype(np.int64)
+
+
+def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    be = ctx.be
+    unit_bits, active = unit_binary(ctx)
+    if chunk.is_binary():
+        tp, active_b, positives = confusion(ctx, chunk, pairing)
+        recall = tp / active_b
+        precision = safe_divide(be, tp, positives, 0.0)
+        return recall * precision + (1.0 - recall) * active_b / ctx.n
+    if isinstance(pairing, AllPairs):
+        return _ap_all_pairs(ctx, unit_bits, active, chunk.values()) / active[:, None]
+    units, concepts = _pair_positions(pairing)
+    return _ap_listed(ctx, unit_bits, active, chunk.values(), units, concepts) / pairing.u(active)
+
+
+def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    be = ctx.be
+    concept_bits, positives = concept_binary(chunk)
+    if isinstance(pairing, AllPairs):
+        sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values()))
+    else:
+        units, concepts = _pair_positions(pairing)
+        sums = _ap_listed(ctx, concept_bits, positives, ctx.unit_values(), concepts, units)
+    denominator = pairing.c(positives)
+    ctx.notes.check(be, denominator == 0, NO_LABEL_POSITIVES)
+    return safe_divide(be, sums, denominator, 0.0)

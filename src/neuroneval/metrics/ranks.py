@@ -1,0 +1,70 @@
+"""Ranks along the last axis, vectorised over every leading axis.
+
+Two tie conventions (the ``ties`` parameter of :func:`neuroneval.metrics.score`):
+
+``average``
+    Tied values share the mean of the ranks they span (the statistical convention of
+    ``scipy.stats.rankdata``). Spearman's correlation of any vector with itself is then 1.
+``reference``
+    The authors' published code breaks ties with noise: values are cast to float32, ``1e-7·U``
+    (U uniform on [0, 1), float32) is added, and a *stable* sort assigns ranks 1…n. Near 1.0 the float32
+    spacing (1.19e-7) exceeds most of the noise, so equal values mostly stay tied and are then ordered by
+    input position; near 0 the noise is exact and orders them at random. Spearman's correlation of a binary
+    vector with itself is ≈ 3γ(1−γ)-ish rather than 1, which is what makes Spearman fail the missing/extra
+    labels tests in paper 000 (Tables C.3–C.4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neuroneval.metrics.backend import Backend
+
+REFERENCE_NOISE = np.float32(1e-7)
+
+
+def _run_bounds(be: Backend, sorted_values: Any) -> tuple[Any, Any]:
+    """For every sorted position, the first and last position of its run of equal values."""
+    n = sorted_values.shape[-1]
+    positions = be.arange(n)
+    starts = be.cummax(be.where(be.run_starts(sorted_values), positions, 0))
+    ends = be.reverse_cummin(be.where(be.run_ends(sorted_values), positions, n - 1))
+    return starts, ends
+
+
+def average_ranks(be: Backend, values: Any) -> Any:
+    """Ranks 1…n (float64) along the last axis; ties get the average of the ranks they span."""
+    sorted_values, order = be.sort(values)
+    starts, ends = _run_bounds(be, sorted_values)
+    ranks_sorted = be.astype(starts + ends, be.float64) * 0.5 + 1.0
+    return be.scatter_along(order, ranks_sorted)
+
+
+def count_at_least(be: Backend, values: Any) -> Any:
+    """``#{j : x_j ≥ x_i}`` for every element (int64), along the last axis."""
+    n = values.shape[-1]
+    sorted_values, order = be.sort(values)
+    starts, _ = _run_bounds(be, sorted_values)
+    return be.scatter_along(order, n - starts)
+
+
+def noisy_values(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """float32(x) + float32(1e-7)·U, computed in float32 as in the authors' code (host side)."""
+    return values.astype(np.float32) + REFERENCE_NOISE * noise.astype(np.float32)
+
+
+def stable_ranks(be: Backend, values: Any) -> Any:
+    """Ranks 1…n (float64) from a stable sort: ties are ordered by position, never averaged."""
+    n = values.shape[-1]
+    _, order = be.sort(values)
+    ranks_sorted = be.broadcast_to(be.astype(be.arange(n), be.float64) + 1.0, tuple(order.shape))
+    return be.scatter_along(order, ranks_sorted)
+
+
+def ranks(be: Backend, values: Any, ties: str) -> Any:
+    """Average ranks (``ties="average"``) or stable ranks of already-noised values (``"reference"``)."""
+    if ties == "average":
+        return average_ranks(be, values)
+    return stable_ranks(be, values)

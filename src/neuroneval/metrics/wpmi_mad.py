@@ -1,0 +1,50 @@
+"""WPMI (000 Eq. A.11) and MAD (000 Eq. 7), one float64 GEMM each.
+
+WPMI = (1/|B(a)|) Σ_{i ∈ B(a)} log max(c_i, 1e-8) − λ·log max(mean(c), 1e-8): the GEMM of ``B(A)``
+with ``log max(C, 1e-8)`` (a gather over the active inputs when α is small). Eq. A.11 sums over the
+active inputs; the mean divides by the same |B(a)| for every concept, so rankings of concepts per unit are
+unchanged, and values stay comparable across α.
+
+MAD = mean of a over B(c) − mean of a over not B(c). With each unit's activations centred (ā = 0), the
+second mean is −S/(n − |B(c)|) where S = Σ_{B(c)} (a − ā), so MAD = S·n / (|B(c)|·(n − |B(c)|)): one GEMM,
+and the centring removes the cancellation a raw difference of means would suffer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neuroneval.metrics.context import ConceptChunk, Context, Pairing
+from neuroneval.metrics.edgecases import safe_divide
+from neuroneval.metrics.features import concept_binary, concept_binary64, sum_over_active, unit_binary
+
+LOG_FLOOR = 1e-8
+ZERO_MEAN = "concept(s) with mean 0: log mean(c) = log 0 is replaced by log 1e-8"
+MAD_DEGENERATE = "concept(s) positive on no input or on every input: MAD is set to 0"
+
+
+def wpmi(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    be = ctx.be
+
+    def concept_logs() -> tuple[Any, Any]:
+        values = chunk.values()
+        means = be.sum(values, axis=-1) / ctx.n
+        ctx.notes.check(be, means <= 0, ZERO_MEAN)
+        return be.log(be.clip(values, LOG_FLOOR, None)), be.log(be.clip(means, LOG_FLOOR, None))
+
+    logs, log_means = chunk.memo("wpmi_logs", concept_logs)
+    return sum_over_active(ctx, logs, pairing) / pairing.u(unit_binary(ctx)[1]) - ctx.params.lam * pairing.c(log_means)
+
+
+def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    be = ctx.be
+
+    def centred() -> Any:
+        values = ctx.unit_values()
+        return values - (be.sum(values, axis=-1) / ctx.n)[:, None]
+
+    sums = pairing.dot(ctx.memo("centred", centred), concept_binary64(chunk))
+    positives = pairing.c(concept_binary(chunk)[1])
+    pairs = positives * (ctx.n - positives)
+    ctx.notes.check(be, pairs == 0, MAD_DEGENERATE)
+    return safe_divide(be, sums * ctx.n, pairs, 0.0)
