@@ -19,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) results/table4.csv
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
