@@ -1,0 +1,100 @@
+"""Crowd-sourced evaluation of neuron explanations (paper 001).
+
+- :mod:`~neuroneval.crowd.sampling`: sampling distributions q (uniform, activation-only, Eq. 4) and draws.
+- :mod:`~neuroneval.crowd.estimator`: importance-sampling correlation estimate (Eq. 5–6), full-data ρ (Eq. 1).
+- :mod:`~neuroneval.crowd.aggregation`: average, majority vote, Bayes posterior (Eq. 7–8).
+- :mod:`~neuroneval.crowd.raters`: simulated raters and the Relative Correlation Error (Eq. 13).
+- :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13) and cost-reduction factors.
+- :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
+- :mod:`~neuroneval.crowd.plots`: figures of the two curves.
+"""
+
+from neuroneval.crowd.aggregation import (
+    AGGREGATION_METHODS,
+    aggregate,
+    average_rating,
+    bayes_posterior,
+    majority_vote,
+    pseudo_label_prior,
+)
+from neuroneval.crowd.design import (
+    StudyDesign,
+    design_study,
+    design_study_files,
+    encode_png,
+    read_design,
+    read_media,
+    render_batch_html,
+    write_study,
+)
+from neuroneval.crowd.estimator import (
+    correlation_matrix,
+    importance_weights,
+    is_correlation,
+    weighted_mean,
+    weighted_std,
+)
+from neuroneval.crowd.ingest import (
+    CrowdWarning,
+    RatingsError,
+    estimate_correlations,
+    ingest_study,
+    rating_counts,
+    read_ratings,
+)
+from neuroneval.crowd.plots import plot_aggregation_curves, plot_sampling_curves
+from neuroneval.crowd.raters import relative_correlation_error, relative_errors, simulate_ratings
+from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution, standardize
+from neuroneval.crowd.study import (
+    StudyUnits,
+    aggregation_errors,
+    cost_at_rce,
+    cost_reduction_factor,
+    sampling_errors,
+    select_explanations,
+    simulated_study_tables,
+)
+
+__all__ = [
+    "AGGREGATION_METHODS",
+    "SAMPLING_METHODS",
+    "CrowdWarning",
+    "RatingsError",
+    "StudyDesign",
+    "StudyUnits",
+    "aggregate",
+    "aggregation_errors",
+    "average_rating",
+    "bayes_posterior",
+    "correlation_matrix",
+    "cost_at_rce",
+    "cost_reduction_factor",
+    "design_study",
+    "design_study_files",
+    "draw_indices",
+    "encode_png",
+    "estimate_correlations",
+    "importance_weights",
+    "ingest_study",
+    "is_correlation",
+    "majority_vote",
+    "plot_aggregation_curves",
+    "plot_sampling_curves",
+    "pseudo_label_prior",
+    "rating_counts",
+    "read_design",
+    "read_media",
+    "read_ratings",
+    "relative_correlation_error",
+    "relative_errors",
+    "render_batch_html",
+    "sampling_distribution",
+    "sampling_errors",
+    "select_explanations",
+    "simulate_ratings",
+    "simulated_study_tables",
+    "standardize",
+    "weighted_mean",
+    "weighted_std",
+    "write_study",
+]

@@ -1,0 +1,159 @@
+"""Sampling distributions (Eq. 4) and the importance-sampling estimator (Eq. 5–6) against independent oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from neuroneval.crowd import (
+    correlation_matrix,
+    draw_indices,
+    importance_weights,
+    is_correlation,
+    sampling_distribution,
+    standardize,
+    weighted_mean,
+    weighted_std,
+)
+from tests.crowd.synthetic import planted_world
+
+
+@pytest.fixture(scope="module")
+def world():
+    return planted_world(n=2000, n_units=8, seed=3)
+
+
+def _pearson(x, y):
+    """scipy's Pearson r, with the library convention 0 for a constant vector."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return 0.0
+    return stats.pearsonr(x, y)[0]
+
+
+def _unit(world, k):
+    concept = world.planted[k]
+    return world.activations[:, k].astype(np.float64), world.labels[:, concept], world.pseudo_labels[:, concept]
+
+
+def test_distributions_match_their_formulas(world):
+    a, _, p = _unit(world, 0)
+    a_bar = (a - a.mean()) / a.std()
+    p_bar = (p - p.mean()) / p.std()
+    expected = {
+        "uniform": np.full(a.size, 1 / a.size),
+        "activation": (a_bar**2 + 0.001) / (a_bar**2 + 0.001).sum(),
+        "pseudo": np.abs(a_bar * p_bar + 0.001) / np.abs(a_bar * p_bar + 0.001).sum(),
+    }
+    for method, q in expected.items():
+        np.testing.assert_allclose(sampling_distribution(method, a, p), q, rtol=1e-12)
+
+
+def test_distributions_vectorise_over_units(world):
+    a = world.activations.astype(np.float64)
+    p = world.pseudo_labels[:, world.planted]
+    q = sampling_distribution("pseudo", a, p)
+    for k in range(a.shape[1]):
+        np.testing.assert_allclose(q[:, k], sampling_distribution("pseudo", a[:, k], p[:, k]), rtol=1e-9)
+
+
+def test_distribution_errors():
+    with pytest.raises(ValueError, match="needs pseudo_labels"):
+        sampling_distribution("pseudo", np.arange(3.0))
+    with pytest.raises(ValueError, match="unknown sampling method"):
+        sampling_distribution("top", np.arange(3.0))
+    with pytest.raises(ValueError, match="does not match"):
+        sampling_distribution("pseudo", np.arange(3.0), np.arange(4.0))
+    assert np.all(standardize(np.ones(4)) == 0)
+
+
+def test_draws_follow_q():
+    q = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    draws = draw_indices(q, 200_000, np.random.default_rng(0))
+    counts = np.bincount(draws, minlength=q.size)
+    assert counts[-1] == 0
+    expected = q[:-1] * draws.size
+    chi2 = ((counts[:-1] - expected) ** 2 / expected).sum()
+    assert stats.chi2.sf(chi2, df=3) > 1e-4
+
+
+def test_draws_per_unit_generators_are_independent_of_other_units():
+    rng = np.random.default_rng(1)
+    q = rng.random((50, 3))
+    together = draw_indices(q, (4, 7), [np.random.default_rng(s) for s in (10, 11, 12)])
+    alone = draw_indices(q[:, 1], (4, 7), np.random.default_rng(11))
+    assert together.shape == (3, 4, 7)
+    np.testing.assert_array_equal(together[1], alone)
+    assert np.all(np.diff(together, axis=-1) >= 0)
+
+
+def test_uniform_q_reduces_to_plain_monte_carlo(world):
+    a, c, _ = _unit(world, 1)
+    q = sampling_distribution("uniform", a)
+    weights = importance_weights(q)
+    np.testing.assert_allclose(weights, 1.0)
+    draws = draw_indices(q, (20, 60), np.random.default_rng(2))
+    estimates = is_correlation(a[draws], c[draws], weights[draws])
+    for row, estimate in zip(draws, estimates, strict=True):
+        assert estimate == pytest.approx(_pearson(a[row], c[row]), abs=1e-12)
+    literal = is_correlation(a[draws], c[draws], weights[draws], literal_eq6=True)
+    np.testing.assert_allclose(literal, estimates * 59 / 60, rtol=1e-12)
+
+
+def test_weighted_moments_with_unit_weights_are_the_sample_moments():
+    x = np.random.default_rng(4).normal(size=(3, 25))
+    np.testing.assert_allclose(weighted_mean(x, np.ones_like(x)), x.mean(axis=1))
+    np.testing.assert_allclose(weighted_std(x, np.ones_like(x)), x.std(axis=1, ddof=1))
+
+
+@pytest.mark.parametrize("method", ["activation", "pseudo"])
+def test_importance_sampling_mean_is_unbiased(world, method):
+    """Eq. 5 (mean) and the IS average of h (Eq. 2–3) are exactly unbiased: closed form and Monte Carlo."""
+    a, c, p = _unit(world, 2)
+    q = sampling_distribution(method, a, p)
+    weights = importance_weights(q)
+    h = standardize(a) * standardize(c)
+    rho = stats.pearsonr(a, c)[0]
+    assert (q * weights * c).sum() == pytest.approx(c.mean(), rel=1e-12)
+    assert (q * weights * h).sum() == pytest.approx(rho, rel=1e-10)
+    draws = draw_indices(q, (20_000, 30), np.random.default_rng(5))
+    for values, truth in ((c, c.mean()), (h, rho)):
+        estimates = weighted_mean(values[draws], weights[draws])
+        standard_error = estimates.std(ddof=1) / np.sqrt(estimates.size)
+        assert abs(estimates.mean() - truth) < 4 * standard_error
+
+
+@pytest.mark.parametrize("method", ["activation", "pseudo"])
+def test_full_estimator_is_consistent(world, method):
+    """Eq. 5–6 normalise by estimated moments (a ratio estimator): bias O(1/|S|), vanishing with |S|."""
+    biases = []
+    for k in (1, 2, 3):
+        a, c, p = _unit(world, k)
+        q = sampling_distribution(method, a, p)
+        weights = importance_weights(q)
+        rho = stats.pearsonr(a, c)[0]
+        row = []
+        for size in (25, 400):
+            draws = draw_indices(q, (4000, size), np.random.default_rng([6, k, size]))
+            estimates = is_correlation(a[draws], c[draws], weights[draws])
+            standard_error = estimates.std(ddof=1) / np.sqrt(estimates.size)
+            row.append(abs(estimates.mean() - rho) - 4 * standard_error)
+        biases.append(row)
+    small, large = np.array(biases).T
+    assert np.all(large < 0.01)
+    assert large.max() <= max(small.max(), 0.0)
+
+
+def test_zero_variance_sample_gives_zero():
+    a = np.arange(5.0)
+    assert is_correlation(a, np.zeros(5), np.ones(5)) == 0.0
+    assert is_correlation(a[:1], np.ones(1), np.ones(1)) == 0.0
+
+
+def test_correlation_matrix_matches_scipy(world):
+    a = world.activations[:, :3].astype(np.float64)
+    c = world.labels[:, :5]
+    matrix = correlation_matrix(a, c)
+    for k in range(3):
+        for t in range(5):
+            assert matrix[k, t] == pytest.approx(_pearson(a[:, k], c[:, t]), abs=1e-10)
