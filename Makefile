@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.neuroneval-installed
 CORES ?= all
 
-.PHONY: setup run test lint bench dryrun clean-results repro
+.PHONY: setup run test lint bench dryrun clean-results repro chromium
 
 setup: $(STAMP)
 
@@ -18,7 +18,11 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) results/table4.csv
 
-test: $(STAMP)
+# The crowd task-page test drives Debian's headless Chromium; install it once where it is missing (as root).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
