@@ -23,7 +23,7 @@ TINY_OVERRIDES = {
                           "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256},
 }
-WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore"]
+WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 
 
 def deep_update(base: dict, overrides: Mapping) -> dict:
