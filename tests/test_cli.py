@@ -5,10 +5,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from neuroneval.metrics import METRICS, score
 
 from neuroneval import io
 from neuroneval.cli import main
+from neuroneval.metrics import METRICS, score
 
 
 @pytest.fixture
