@@ -101,6 +101,54 @@ def load_setting(
     )
 
 
+def truth_method(setting: Mapping[str, Any]) -> dict[str, Any]:
+    """A setting's ``truth`` block with defaults: ``{"method": "known"}`` unless the setting says otherwise."""
+    return dict(setting.get("truth", {"method": "known"}))
+
+
+def iou_truth(data: SettingData, *, alpha: float, prefixes: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Each unit's "correct" concept as the one of highest IoU at top-``alpha`` (000 App. F.1, after Bau et al.).
+
+    ``IoU_kt = |B_α(a_k) ∩ B(c_t)| / |B_α(a_k) ∪ B(c_t)|`` over all (unit, concept) pairs at once
+    (:func:`neuroneval.metrics.score`); candidates are the concepts starting with ``prefixes`` (all when
+    empty). Ties go to the first concept in column order; a unit whose best IoU is 0 overlaps no concept and
+    gets no truth.
+    """
+    from neuroneval.metrics import score
+
+    candidates = [index for index, name in enumerate(data.concept_names) if not prefixes or name.startswith(tuple(prefixes))]
+    if not candidates:
+        raise ValueError(f"no concept starts with any of {list(prefixes)}")
+    iou = score("iou", data.activations, data.concepts[:, candidates], alpha=alpha)
+    best = iou.argmax(axis=1)
+    return {unit: [data.concept_names[candidates[best[row]]]]
+            for row, unit in enumerate(data.unit_names) if iou[row, best[row]] > 0}
+
+
+def setting_truth_pairs(setting: Mapping[str, Any], data: SettingData) -> dict[str, list[str]]:
+    """The known (unit → concepts) of a setting, by its truth method (``known`` metadata or ``iou``)."""
+    truth = truth_method(setting)
+    if truth["method"] == "known":
+        return dict(data.unit_concepts)
+    if truth["method"] == "iou":
+        return iou_truth(data, alpha=float(truth["alpha"]), prefixes=truth.get("prefixes", ()))
+    raise ValueError(f"unknown truth method {truth['method']!r} (known | iou)")
+
+
+def check_setting_references(config: Mapping[str, Any]) -> None:
+    """Every setting named by a list of ``params.yaml`` (``meta.settings``, ``sanity.settings``…) exists.
+
+    Raises ``ValueError`` naming the key and the unknown setting.
+    """
+    defined = set(config.get("settings", {}))
+    for section in ("meta", "sanity", "crowd"):
+        names = config.get(section, {}).get("settings", []) if isinstance(config.get(section), Mapping) else []
+        unknown = [name for name in names if name not in defined]
+        if unknown:
+            raise ValueError(f"params.yaml: {section}.settings names undefined settings {unknown}; "
+                             f"defined: {sorted(defined)}")
+
+
 def truth_frame(unit_concepts: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """Ground truth as the ``unit,concept`` table, one row per known pair, in unit order."""
     rows = [(unit, concept) for unit, concepts in unit_concepts.items() for concept in concepts]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_table4_has_the_final_layout(built_workspace: Path) -> None:
     params = yaml.safe_load((built_workspace / "params.yaml").read_text())
     table = pd.read_csv(built_workspace / "results/table4.csv")
-    settings = list(params["settings"])
+    settings = list(params["meta"]["settings"])
     assert table.columns.tolist() == ["metric", *settings, "mean_auprc", "mean_rank"]
     assert table["metric"].tolist() == params["meta"]["metrics"]
     values = table[settings].to_numpy()

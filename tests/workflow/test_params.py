@@ -48,3 +48,12 @@ def test_snakemake_stops_before_any_job_on_an_unknown_key(tmp_path: Path) -> Non
     assert result.returncode != 0
     assert "alpah_grid" in result.stdout + result.stderr
     assert not (workspace / "data").exists()
+
+
+def test_a_setting_list_naming_an_undefined_setting_stops_snakemake(tmp_path: Path) -> None:
+    params = tiny_params()
+    params["meta"]["settings"] = [*params["meta"]["settings"], "vit_fianl_gt"]
+    workspace = make_workspace(tmp_path, params)
+    result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace, check=False)
+    assert result.returncode != 0
+    assert "meta.settings names undefined settings ['vit_fianl_gt']" in result.stdout + result.stderr

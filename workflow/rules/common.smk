@@ -2,6 +2,7 @@ from snakemake.utils import validate
 
 from neuroneval.settings import (
     activation_path,
+    check_setting_references,
     concept_path,
     setting_activation_paths,
     setting_concept_path,
@@ -9,8 +10,10 @@ from neuroneval.settings import (
 )
 
 validate(config, schema="../schemas/params.schema.yaml")
+check_setting_references(config)
 
 SETTINGS = list(config["settings"])
+META_SETTINGS = list(config["meta"]["settings"])
 METRIC_NAMES = list(config["meta"]["metrics"])
 VISION_CLASSIFIERS = list(config["models"]["vision"])
 

@@ -21,7 +21,7 @@ rule meta_setting:
 
 rule table4:
     input:
-        expand("results/meta/{setting}.csv", setting=SETTINGS),
+        expand("results/meta/{setting}.csv", setting=META_SETTINGS),
     output:
         table="results/table4.csv",
         tidy="results/meta.csv",
@@ -32,7 +32,7 @@ rule table4:
     conda:
         "../../environment.yml"
     params:
-        settings=SETTINGS,
+        settings=META_SETTINGS,
         metrics=METRIC_NAMES,
     script:
         "../scripts/table4.py"

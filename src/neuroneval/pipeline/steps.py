@@ -130,7 +130,7 @@ def vision_label_concepts(job: StepIO) -> None:
 
 def setting_truth(job: StepIO) -> None:
     """Ground truth ``unit,concept`` of a setting, and a JSON summary of its size and concept balance."""
-    from neuroneval.settings import load_setting, truth_frame
+    from neuroneval.settings import load_setting, setting_truth_pairs, truth_frame, truth_method
 
     setting = job.params.setting
     data = load_setting(
@@ -138,7 +138,8 @@ def setting_truth(job: StepIO) -> None:
         Path(job.input.concepts),
         concept_prefixes=setting["concepts"].get("prefixes", []),
     )
-    truth = truth_frame(data.unit_concepts)
+    known = setting_truth_pairs(setting, data)
+    truth = truth_frame(known)
     io.write_csv(job.output.truth, truth)
     positive_rates = (data.concepts >= 0.5).mean(axis=0)
     summary = {
@@ -146,7 +147,8 @@ def setting_truth(job: StepIO) -> None:
         "description": setting.get("description", ""),
         "inputs": int(data.activations.shape[0]),
         "units": len(data.unit_names),
-        "known_units": len(data.unit_concepts),
+        "known_units": len(known),
+        "truth_method": truth_method(setting)["method"],
         "concepts": len(data.concept_names),
         "concept_source": setting["concepts"]["source"],
         "model": "+".join(sorted({unit["model"] for unit in setting["units"]})),

@@ -1,0 +1,50 @@
+"""Ground truth of a setting: known units, and argmax-IoU truth for hidden units (000 App. F.1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from neuroneval.settings import SettingData, check_setting_references, setting_truth_pairs
+
+
+def brute_force_iou(activation: np.ndarray, concept: np.ndarray, alpha: float) -> float:
+    """IoU of top-ceil(alpha·n) (ties at the cutoff included) with c >= 0.5, one pair at a time."""
+    cutoff = np.sort(activation)[::-1][math.ceil(alpha * activation.size) - 1]
+    active, positive = activation >= cutoff, concept >= 0.5
+    union = np.sum(active | positive)
+    return np.sum(active & positive) / union if union else 0.0
+
+
+def test_iou_truth_picks_the_concept_of_highest_iou_for_every_unit() -> None:
+    rng = np.random.default_rng(0)
+    concepts = (rng.random((2000, 6)) < [0.004, 0.01, 0.02, 0.05, 0.1, 0.3]).astype(np.float32)
+    activations = np.column_stack([concepts[:, 0] + 0.1 * rng.random(2000), concepts[:, 2] * rng.random(2000),
+                                   rng.random(2000), concepts[:, 1] + concepts[:, 5]]).astype(np.float32)
+    names = [f"c{t}" for t in range(6)]
+    data = SettingData(activations, ["u0", "u1", "u2", "u3"], concepts, names, {})
+    truth = setting_truth_pairs({"truth": {"method": "iou", "alpha": 0.005}}, data)
+    for row, unit in enumerate(data.unit_names):
+        ious = [brute_force_iou(activations[:, row], concepts[:, t], 0.005) for t in range(6)]
+        if max(ious) > 0:
+            assert truth[unit] == [names[int(np.argmax(ious))]]
+        else:
+            assert unit not in truth
+    assert truth["u0"] == ["c0"]
+
+
+def test_iou_truth_respects_candidate_prefixes_and_known_truth_passes_through() -> None:
+    concepts = np.array([[1, 1], [0, 0], [0, 0], [0, 1]], dtype=np.float32)
+    data = SettingData(np.array([[1.0], [0.0], [0.0], [0.5]], dtype=np.float32), ["u"], concepts,
+                       ["class:a", "parent:b"], {"u": ["parent:b"]})
+    assert setting_truth_pairs({"truth": {"method": "iou", "alpha": 0.25, "prefixes": ["parent:"]}},
+                               data) == {"u": ["parent:b"]}
+    assert setting_truth_pairs({}, data) == {"u": ["parent:b"]}
+
+
+def test_lists_of_settings_must_name_defined_settings() -> None:
+    check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a"]}})
+    with pytest.raises(ValueError, match=r"meta.settings names undefined settings \['b'\]"):
+        check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a", "b"]}})
