@@ -116,7 +116,8 @@ def iou_truth(data: SettingData, *, alpha: float, prefixes: Sequence[str] = ()) 
     """
     from neuroneval.metrics import score
 
-    candidates = [index for index, name in enumerate(data.concept_names) if not prefixes or name.startswith(tuple(prefixes))]
+    candidates = [index for index, name in enumerate(data.concept_names)
+                  if not prefixes or name.startswith(tuple(prefixes))]
     if not candidates:
         raise ValueError(f"no concept starts with any of {list(prefixes)}")
     iou = score("iou", data.activations, data.concepts[:, candidates], alpha=alpha)
