@@ -16,12 +16,22 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 TINY_OVERRIDES = {
-    "world": {"vision": {"n_classes": 16, "splits": {"train": 1200, "probe": 600}}},
+    "world": {"vision": {"n_classes": 16, "splits": {"train": 1200, "probe": 600}},
+              "text": {"vocab_size": 300, "n_topics": 4, "doc_length": 48.0, "splits": {"train": 300, "probe": 80}}},
     "models": {"vision": {"vision_cnn": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}},
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
                                          "training": {"epochs": 4, "batch_size": 64}},
-                          "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}}},
-    "activations": {"batch_size": 256},
+                          "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}},
+               "language": {"lm_small": {"size": "tiny", "context_length": 16},
+                            "lm_large": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}}},
+               "contrastive": {"clip": {"config": {"embed_dim": 16,
+                                                   "vision": {"layers": 1, "width": 16, "head_width": 8},
+                                                   "text": {"context_length": 16, "width": 16, "heads": 2,
+                                                            "layers": 1}},
+                                        "training": {"epochs": 3, "batch_size": 64}}},
+               "probes": {"clip_probe": {"training": {"epochs": 3, "batch_size": 64}}}},
+    "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
+    "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
 }
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

@@ -145,3 +145,17 @@ def test_parents_have_at_least_two_children():
     assert all(len(children) >= 2 for children in world.hierarchy.values())
     parents = [column for column in world.labels.columns if column.startswith("parent:")]
     assert parents == list(world.hierarchy)
+
+
+def test_every_label_concept_has_a_prompt_in_the_caption_vocabulary() -> None:
+    from neuroneval.worlds import build_vision_world
+    from neuroneval.worlds.vision_concepts import concept_prompt
+
+    world = build_vision_world(300, seed=0, split="probe", n_classes=40)
+    caption_words = {word.strip(",") for caption in world.captions for word in caption.split()}
+    for concept in world.labels.columns[1:]:
+        prompt = concept_prompt(concept)
+        assert set(prompt.split()) <= caption_words | {"a", "an"}, (concept, prompt)
+    assert concept_prompt("class:orange_striped_circle") == "an orange striped circle"
+    with pytest.raises(ValueError, match="no prompt for concept 'weather:rain'"):
+        concept_prompt("weather:rain")

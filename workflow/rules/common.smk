@@ -16,6 +16,17 @@ SETTINGS = list(config["settings"])
 META_SETTINGS = list(config["meta"]["settings"])
 METRIC_NAMES = list(config["meta"]["metrics"])
 VISION_CLASSIFIERS = list(config["models"]["vision"])
+LANGUAGE_MODELS = list(config["models"].get("language", {}))
+CONTRASTIVE_MODELS = list(config["models"].get("contrastive", {}))
+PROBES = list(config["models"].get("probes", {}))
+TEXT_SPLITS = list(config["world"].get("text", {}).get("splits", {}))
+PSEUDO_SUMMARIES = sorted(
+    {
+        str(setting_concept_path(setting)).replace(".parquet", ".summary.json")
+        for setting in config["settings"].values()
+        if setting["concepts"]["source"].startswith("pseudo:")
+    }
+)
 
 
 wildcard_constraints:
@@ -23,6 +34,9 @@ wildcard_constraints:
     split="[a-z]+",
     layer="[a-z0-9_.]+",
     model="|".join(VISION_CLASSIFIERS),
+    lm="|".join(LANGUAGE_MODELS) or "NO_LANGUAGE_MODEL",
+    clip="|".join(CONTRASTIVE_MODELS) or "NO_CONTRASTIVE_MODEL",
+    probe="|".join(PROBES) or "NO_PROBE",
 
 
 def setting_config(wildcards):
@@ -50,3 +64,32 @@ def model_spec(wildcards):
 
 def world_split_size(wildcards):
     return config["world"]["vision"]["splits"][wildcards.split]
+
+
+def text_split_size(wildcards):
+    return config["world"]["text"]["splits"][wildcards.split]
+
+
+def text_world_inputs(wildcards):
+    """A split other than ``train`` takes the train split's tokenizer vocabulary."""
+    return {} if wildcards.split == "train" else {"train": "data/worlds/text/train"}
+
+
+def language_model_spec(wildcards):
+    return config["models"]["language"][wildcards.lm]
+
+
+def contrastive_model_spec(wildcards):
+    return config["models"]["contrastive"][wildcards.clip]
+
+
+def probe_spec(wildcards):
+    return config["models"]["probes"][wildcards.probe]
+
+
+def probe_features(wildcards):
+    return f"data/models/{probe_spec(wildcards)['features']}.pt"
+
+
+def calibration_world(wildcards):
+    return f"data/worlds/vision/{config['pseudo_labels']['calibration_split']}"

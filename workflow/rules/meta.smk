@@ -40,8 +40,13 @@ rule table4:
 
 rule worlds_report:
     input:
-        cards=expand("data/models/{model}.json", model=VISION_CLASSIFIERS),
+        cards=expand(
+            "data/models/{model}.json",
+            model=VISION_CLASSIFIERS + CONTRASTIVE_MODELS + PROBES,
+        ),
+        language_models=expand("data/models/{lm}", lm=LANGUAGE_MODELS),
         summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),
+        pseudo=PSEUDO_SUMMARIES,
     output:
         "results/worlds_report.csv",
     log:
@@ -49,6 +54,6 @@ rule worlds_report:
     conda:
         "../../environment.yml"
     params:
-        settings=SETTINGS,
+        settings=config["settings"],
     script:
         "../scripts/worlds_report.py"

@@ -22,3 +22,68 @@ rule train_vision_classifier:
 rule models:
     input:
         expand("data/models/{model}.pt", model=VISION_CLASSIFIERS),
+        expand("data/models/{lm}", lm=LANGUAGE_MODELS),
+        expand("data/models/{clip}.pt", clip=CONTRASTIVE_MODELS),
+        expand("data/models/{probe}.pt", probe=PROBES),
+
+
+rule train_language_model:
+    input:
+        train="data/worlds/text/train",
+        probe="data/worlds/text/probe",
+    output:
+        directory("data/models/{lm}"),
+    log:
+        "logs/models/{lm}.log",
+    benchmark:
+        "logs/benchmarks/train_{lm}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        spec=language_model_spec,
+    script:
+        "../scripts/train_language_model.py"
+
+
+rule train_contrastive_model:
+    input:
+        world="data/worlds/vision/train",
+    output:
+        checkpoint="data/models/{clip}.pt",
+        card="data/models/{clip}.json",
+    log:
+        "logs/models/{clip}.log",
+    benchmark:
+        "logs/benchmarks/train_{clip}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        spec=contrastive_model_spec,
+    script:
+        "../scripts/train_contrastive_model.py"
+
+
+rule train_probe:
+    input:
+        world="data/worlds/vision/train",
+        features=probe_features,
+    output:
+        checkpoint="data/models/{probe}.pt",
+        card="data/models/{probe}.json",
+    log:
+        "logs/models/{probe}.log",
+    benchmark:
+        "logs/benchmarks/train_{probe}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    params:
+        spec=probe_spec,
+    script:
+        "../scripts/train_probe.py"

@@ -50,3 +50,74 @@ rule setting_truth:
 rule tables:
     input:
         expand("data/truth/{setting}.csv", setting=SETTINGS),
+
+
+rule text_label_concepts:
+    input:
+        world="data/worlds/text/{split}",
+    output:
+        "data/concepts/text_{split}/labels.parquet",
+    log:
+        "logs/concepts/text_{split}_labels.log",
+    conda:
+        "../../environment.yml"
+    params:
+        extraction=config["activations"].get("next_token", {}),
+    script:
+        "../scripts/text_label_concepts.py"
+
+
+rule lm_next_token_activations:
+    input:
+        world="data/worlds/text/{split}",
+        model="data/models/{lm}",
+    output:
+        "data/activations/text_{split}/{lm}/next_token.parquet",
+    log:
+        "logs/activations/text_{split}_{lm}_next_token.log",
+    benchmark:
+        "logs/benchmarks/activations_text_{split}_{lm}_next_token.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    params:
+        extraction=config["activations"].get("next_token", {}),
+    script:
+        "../scripts/lm_next_token_activations.py"
+
+
+rule vision_pseudo_concepts:
+    input:
+        world="data/worlds/vision/{split}",
+        calibration=calibration_world,
+        checkpoint="data/models/{clip}.pt",
+    output:
+        concepts="data/concepts/vision_{split}/pseudo-{clip}.parquet",
+        summary="data/concepts/vision_{split}/pseudo-{clip}.summary.json",
+    log:
+        "logs/concepts/vision_{split}_pseudo-{clip}.log",
+    benchmark:
+        "logs/benchmarks/pseudo_vision_{split}_{clip}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    params:
+        pseudo=config.get("pseudo_labels", {}),
+    script:
+        "../scripts/vision_pseudo_concepts.py"
+
+
+rule probe_activations:
+    input:
+        world="data/worlds/vision/{split}",
+        features=probe_features,
+        checkpoint="data/models/{probe}.pt",
+    output:
+        "data/activations/vision_{split}/{probe}/concepts.parquet",
+    log:
+        "logs/activations/vision_{split}_{probe}_concepts.log",
+    conda:
+        "../../environment.yml"
+    threads: 2
+    script:
+        "../scripts/probe_activations.py"

@@ -18,3 +18,23 @@ rule vision_world:
 rule worlds:
     input:
         expand("data/worlds/vision/{split}", split=config["world"]["vision"]["splits"]),
+        expand("data/worlds/text/{split}", split=TEXT_SPLITS),
+
+
+rule text_world:
+    input:
+        unpack(text_world_inputs),
+    output:
+        directory("data/worlds/text/{split}"),
+    log:
+        "logs/worlds/text_{split}.log",
+    benchmark:
+        "logs/benchmarks/text_world_{split}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        world=config["world"]["text"],
+        n_documents=text_split_size,
+    script:
+        "../scripts/text_world.py"

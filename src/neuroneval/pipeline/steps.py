@@ -224,9 +224,38 @@ def table4(job: StepIO) -> None:
 
 
 def worlds_report(job: StepIO) -> None:
-    """One row per setting: inputs, units, concepts, positive-rate range, and its model's accuracy vs chance."""
+    """One row per setting: inputs, units, concepts, positive-rate range, its model's quality next to a baseline,
+    and — for pseudo-label settings — the pseudo-labels' mean ROC AUC against the labels of the same concepts.
+
+    Model quality: classifiers' held-out accuracy vs the majority class; probes' held-out concept accuracy vs
+    each concept's majority value; language models' probe perplexity vs the unigram perplexity (lower is better).
+    """
+    from neuroneval.settings import select_concepts
+
     cards = {Path(path).stem: json.loads(Path(path).read_text()) for path in job.input.cards}
-    report = pd.DataFrame([json.loads(Path(path).read_text()) for path in job.input.summaries])
-    for field in ("holdout_accuracy", "chance_accuracy"):
-        report[f"model_{field}"] = [cards[model][field] if model in cards else np.nan for model in report["model"]]
-    io.write_csv(job.output[0], report)
+    for directory in job.input.language_models:
+        report = json.loads((Path(directory) / "training_report.json").read_text())
+        cards[Path(directory).name] = {"quality_measure": "perplexity", "quality": report["probe_perplexity"],
+                                       "baseline": report["unigram_perplexity"]}
+    pseudo = {}
+    for path in job.input.pseudo:
+        summary = json.loads(Path(path).read_text())
+        pseudo[(Path(path).parent.name, summary["source"])] = summary
+    rows = []
+    for path in job.input.summaries:
+        summary = json.loads(Path(path).read_text())
+        setting = job.params.settings[summary["setting"]]
+        models = [unit["model"] for unit in setting["units"]]
+        card = cards.get(models[0], {})
+        measure = card.get("quality_measure", "accuracy" if "holdout_accuracy" in card else "")
+        quality = card.get("quality", card.get("holdout_accuracy", np.nan))
+        baseline = card.get("baseline", card.get("chance_accuracy", np.nan))
+        auc = np.nan
+        source = setting["concepts"]["source"]
+        if (setting["dataset"], source) in pseudo:
+            per_concept = pseudo[(setting["dataset"], source)]["auc"]
+            names = select_concepts(list(per_concept), setting["concepts"].get("prefixes", []))
+            auc = float(np.mean([per_concept[name] for name in names]))
+        rows.append({**summary, "model_quality_measure": measure, "model_quality": quality,
+                     "model_baseline": baseline, "pseudo_label_auc": auc})
+    io.write_csv(job.output[0], pd.DataFrame(rows))

@@ -242,3 +242,26 @@ def make_captions(attributes: Mapping[str, np.ndarray], choices: np.ndarray) -> 
             choices=choices[row],
         ))
     return captions
+
+
+def concept_prompt(concept: str) -> str:
+    """The text prompt a contrastive model scores for a label concept, in the captions' own words.
+
+    ``class:red_striped_circle`` → "a red striped circle", ``parent:circle`` / ``shape:circle`` → "a circle",
+    ``parent:orange`` / ``colour:orange`` → "an orange", ``texture:dotted`` → "a dotted", ``size:large`` → "a
+    large", ``scene:grass`` → "on grass", ``distractors:2`` → "next to a small and a small". Only caption
+    words are used, so the text tower never sees an unknown token. Raises ``ValueError`` for an unknown kind.
+    """
+    kind, _, value = concept.partition(":")
+    if kind == "class" and value.count("_") >= 2:
+        colour, texture, shape = value.split("_", 2)
+        return f"{_article(colour)} {colour} {texture} {shape}"
+    if (kind in ("parent", "shape", "colour", "texture") and value in (*SHAPES, *COLOUR_NAMES, *TEXTURES)) or (
+            kind == "size" and value in ("small", "large")):
+        return f"{_article(value)} {value}"
+    if kind == "scene" and value in SCENE_PHRASES:
+        return SCENE_PHRASES[value][0]
+    if kind == "distractors" and value.isdigit() and int(value) >= 1:
+        return "next to " + " and ".join(["a small"] * int(value))
+    raise ValueError(f"no prompt for concept {concept!r} (kinds: class, parent, shape, colour, texture, size, "
+                     "scene, distractors)")
