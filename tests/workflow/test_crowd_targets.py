@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from neuroneval.io import read_activation_table, read_concept_table
-from tests.workflow.conftest import deep_update, run_tool
+from tests.workflow.conftest import ROOT, deep_update, run_tool, tiny_params
 
 #: Small grids so that the three crowd rules add seconds, not minutes, to the tiny run.
 TINY_CROWD = {
@@ -83,12 +85,15 @@ def test_tables_and_figures_follow_their_contracts(crowd_run) -> None:
 
     summary = pd.read_csv(workspace / "results/crowd_summary.csv")
     expected = [[c["experiment"], c["baseline"], c["method"]] for c in crowd["summary"]["comparisons"]]
-    assert summary[["experiment", "baseline", "method"]].values.tolist() == expected
+    everyone = summary[summary["unit_group"] == "all"]
+    assert everyone[["experiment", "baseline", "method"]].values.tolist() == expected
+    assert set(summary["unit_group"]) <= {"all", *crowd["summary"]["unit_groups"]}
+    groups = summary.drop_duplicates("unit_group").set_index("unit_group")["n_units"]
+    assert groups.drop("all").sum() <= groups["all"] == sampling_units["unit"].nunique()
     finite = summary.dropna(subset=["factor"])
     np.testing.assert_allclose(finite["factor"], finite["baseline_cost"] / finite["method_cost"], rtol=1e-4)
     bounded = finite.dropna(subset=["ci_low", "ci_high"])
     assert (bounded["ci_low"] <= bounded["ci_high"]).all()
-    assert set(summary["n_units"]) == {sampling_units["unit"].nunique()}
     for name in FIGURES:
         data = (workspace / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
@@ -125,3 +130,19 @@ def test_each_crowd_rule_reruns_only_for_the_params_it_reads(crowd_run) -> None:
     aggregation = planned({"aggregation": {"rater_error": 0.2}})
     assert "crowd_aggregation" in aggregation and "crowd_summary" in aggregation
     assert "crowd_sampling" not in aggregation and "vision_classifier_activations" not in aggregation
+
+
+@pytest.mark.parametrize(
+    ("mutation", "message"),
+    [
+        ({"aggregation": {"rater_error": 0.7}}, "0.7 is greater than or equal to the maximum of 0.5"),
+        ({"sampling": {"methods": ["uniform", "random"]}}, "'random' is not one of"),
+        ({"simulation": {"n_trails": 3}}, "'n_trails' was unexpected"),
+        ({"summary": {"comparisons": [{"experiment": "sampling", "baseline": "uniform"}]}}, "'method' is a required"),
+    ],
+)
+def test_schema_rejects_bad_crowd_params(mutation: dict, message: str) -> None:
+    schema = yaml.safe_load((ROOT / "workflow/schemas/params.schema.yaml").read_text())
+    jsonschema.validate(tiny_params(), schema)
+    with pytest.raises(jsonschema.ValidationError, match=re.escape(message)):
+        jsonschema.validate(tiny_params(crowd=mutation), schema)

@@ -670,6 +670,7 @@ def cost_reduction_table(
     aggregation_units: pd.DataFrame,
     *,
     comparisons: Sequence[tuple[str, str, str]] = DEFAULT_COMPARISONS,
+    concept_groups: Sequence[str] = (),
     target_rce: float | None = None,
     n_boot: int = 1000,
     ci_level: float = 0.95,
@@ -685,46 +686,62 @@ def cost_reduction_table(
     comparisons
         (experiment, baseline, method) triples (default :data:`DEFAULT_COMPARISONS`); triples whose methods
         are absent are skipped.
+    concept_groups
+        Concept-name prefixes (e.g. ``"class:"``, ``"parent:"``): each comparison is repeated on the units
+        whose explanation starts with the prefix (needs a ``concept`` column), after the row for all units.
+        Rare concepts gain most from importance sampling, so this shows where a factor comes from.
     target_rce, n_boot, ci_level, seed
-        See :func:`cost_reduction_factor`.
+        See :func:`cost_reduction_factor`; the target is chosen per row when None.
 
     Returns
     -------
     pandas.DataFrame
-        One row per comparison: experiment, baseline, method, ``target_rce``, ``baseline_cost``,
-        ``method_cost``, ``factor``, ``ci_low``, ``ci_high``, ``valid_boot_fraction``, ``n_units``,
-        ``n_boot``, ``ci_level``, ``seed``.
+        One row per (comparison, unit group): experiment, baseline, method, ``unit_group`` (``"all"`` or the
+        prefix), ``target_rce``, ``baseline_cost``, ``method_cost``, ``factor``, ``ci_low``, ``ci_high``,
+        ``valid_boot_fraction``, ``n_units``, ``n_boot``, ``ci_level``, ``seed``. Groups without units are
+        left out.
     """
-    per_experiment = {
-        "sampling": _error_arrays(sampling_units, "sampling"),
-        "aggregation": _error_arrays(aggregation_units, "aggregation"),
-    }
+    selections: list[tuple[str, pd.DataFrame, pd.DataFrame]] = [("all", sampling_units, aggregation_units)]
+    for prefix in concept_groups:
+        if "concept" not in sampling_units.columns or "concept" not in aggregation_units.columns:
+            raise ValueError("per-unit errors need a concept column to be grouped by concept prefix")
+        chosen = [
+            frame[frame["concept"].astype(str).str.startswith(prefix)] for frame in (sampling_units, aggregation_units)
+        ]
+        if len(chosen[0]) and len(chosen[1]):
+            selections.append((prefix, chosen[0], chosen[1]))
     rows = []
-    for experiment, baseline, method in comparisons:
-        grid, curves, n_units = per_experiment[experiment]
-        if baseline not in curves or method not in curves:
-            continue
-        factor = cost_reduction_factor(
-            grid,
-            curves[baseline],
-            curves[method],
-            target_rce=target_rce,
-            n_boot=n_boot,
-            ci_level=ci_level,
-            seed=seed,
-        )
-        rows.append(
-            {
-                "experiment": experiment,
-                "baseline": baseline,
-                "method": method,
-                **factor,
-                "n_units": n_units,
-                "n_boot": n_boot,
-                "ci_level": ci_level,
-                "seed": seed,
-            }
-        )
+    for group, sampling_rows, aggregation_rows in selections:
+        per_experiment = {
+            "sampling": _error_arrays(sampling_rows, "sampling"),
+            "aggregation": _error_arrays(aggregation_rows, "aggregation"),
+        }
+        for experiment, baseline, method in comparisons:
+            grid, curves, n_units = per_experiment[experiment]
+            if baseline not in curves or method not in curves:
+                continue
+            factor = cost_reduction_factor(
+                grid,
+                curves[baseline],
+                curves[method],
+                target_rce=target_rce,
+                n_boot=n_boot,
+                ci_level=ci_level,
+                seed=seed,
+            )
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "baseline": baseline,
+                    "method": method,
+                    "unit_group": group,
+                    **factor,
+                    "n_units": n_units,
+                    "n_boot": n_boot,
+                    "ci_level": ci_level,
+                    "seed": seed,
+                }
+            )
     return pd.DataFrame(rows)
 
 

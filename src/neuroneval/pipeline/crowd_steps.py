@@ -205,6 +205,7 @@ def crowd_summary(job: StepIO) -> None:
         read_unit_errors(job.input.sampling, "sampling"),
         read_unit_errors(job.input.aggregation, "aggregation"),
         comparisons=[(c["experiment"], c["baseline"], c["method"]) for c in knobs["comparisons"]],
+        concept_groups=list(knobs["unit_groups"]),
         target_rce=None if target is None else float(target),
         n_boot=int(knobs["n_boot"]),
         ci_level=float(knobs["ci_level"]),
