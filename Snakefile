@@ -14,6 +14,7 @@ include: "workflow/rules/worlds.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/meta.smk"
+include: "workflow/rules/crowd.smk"
 
 
 rule all:

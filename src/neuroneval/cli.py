@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score``.
+"""Command line: ``neuroneval metrics | validate | score | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -15,13 +15,27 @@ Score every (unit, concept) pair of two tables with one metric and write a tidy 
     neuroneval score --metric iou --alpha 0.005 \
         --activations data/activations/vision_probe/vision_cnn/softmax.parquet \
         --concepts data/concepts/vision_probe/labels.parquet --out iou.csv
+
+Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
+ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
+images::
+
+    neuroneval crowd design --activations data/activations/vision_probe/vision_cnn/block3.parquet \
+        --concepts data/concepts/vision_probe/pseudo-clip.parquet --pairs pairs.csv --budget 180 --raters 2 \
+        --world data/worlds/vision/probe --out study/
+
+Estimate each pair's correlation from the downloaded ratings, with a 95 % bootstrap interval::
+
+    neuroneval crowd ingest --study study/ --ratings ratings_*.csv --out estimates.csv
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -50,6 +64,42 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--lam", type=float, help="WPMI lambda")
     score.add_argument("--ties", choices=["average", "reference"], default="average")
     score.add_argument("--seed", type=int, default=0)
+
+    crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
+    crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
+    design = crowd_commands.add_parser(
+        "design", help="pick inputs by importance sampling and write task batches (CSV + HTML pages)")
+    design.add_argument("--activations", required=True, help="activation table (Parquet)")
+    design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations; "
+                        "guides sampling (Eq. 4) and is the Bayes prior at ingestion")
+    design.add_argument("--pairs", required=True, help="CSV with columns unit,explanation (extra columns kept)")
+    design.add_argument("--budget", type=int, required=True,
+                        help="ratings per pair = inputs drawn x raters per input (paper: 180 = 90 x 2)")
+    design.add_argument("--raters", type=int, default=2, help="raters per input (default 2)")
+    design.add_argument("--out", required=True, help="study directory to write")
+    design.add_argument("--world", help="vision world directory whose images the pages show (default: input ids)")
+    design.add_argument("--sampling", choices=["pseudo", "activation", "uniform"], default=None,
+                        help="sampling distribution (default: pseudo with --concepts, else activation)")
+    design.add_argument("--epsilon", type=float, default=0.001, help="epsilon of the sampling distribution")
+    design.add_argument("--inputs-per-task", type=int, default=15, help="inputs shown per task (default 15)")
+    design.add_argument("--tasks-per-batch", type=int, default=20, help="tasks per HTML page (default 20)")
+    design.add_argument("--title", default="Concept rating", help="title of the pages")
+    design.add_argument("--seed", type=int, default=0)
+
+    ingest = crowd_commands.add_parser("ingest", help="estimate each pair's correlation from a ratings CSV")
+    ingest.add_argument("--study", required=True, help="study directory written by 'crowd design'")
+    ingest.add_argument("--ratings", required=True, nargs="+", help="ratings CSV(s): task,input,rater,label")
+    ingest.add_argument("--out", required=True, help="output CSV, one row per pair")
+    ingest.add_argument("--method", choices=["average", "majority", "bayes_uniform", "bayes_pseudo"], default=None,
+                        help="aggregation (default: bayes_pseudo when the design has priors, else bayes_uniform)")
+    ingest.add_argument("--interval", choices=["bootstrap", "posterior", "both"], default="bootstrap",
+                        help="bootstrap over the inputs, posterior over the labels, or both")
+    ingest.add_argument("--rater-error", type=float, default=0.13, help="rater error rate eta of the Bayes methods")
+    ingest.add_argument("--uniform-prior", type=float, default=0.01, help="prior of bayes_uniform")
+    ingest.add_argument("--n-boot", type=int, default=2000, help="replicates of the interval")
+    ingest.add_argument("--ci-level", type=float, default=0.95, help="coverage of the interval")
+    ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
+    ingest.add_argument("--seed", type=int, default=0)
     return parser
 
 
@@ -61,9 +111,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_metrics()
         elif arguments.command == "validate":
             _validate(arguments.table, arguments.kind)
-        else:
+        elif arguments.command == "score":
             _score(arguments)
-    except (io.TableError, ValueError, KeyError) as error:
+        elif arguments.crowd_command == "design":
+            _crowd_design(arguments)
+        else:
+            _crowd_ingest(arguments)
+    except (io.TableError, ValueError, KeyError, OSError) as error:
         print(f"neuroneval: error: {error}", file=sys.stderr)
         return 2
     return 0
@@ -110,6 +164,64 @@ def _score(arguments: argparse.Namespace) -> None:
     })
     io.write_csv(arguments.out, tidy, float_format="%.8g")
     print(f"wrote {len(tidy)} scores to {arguments.out}")
+
+
+def _crowd_design(arguments: argparse.Namespace) -> None:
+    from neuroneval.crowd import design_study_files
+
+    if arguments.raters < 1:
+        raise ValueError(f"--raters must be >= 1, got {arguments.raters}")
+    n_draws = arguments.budget // arguments.raters
+    if n_draws < 2:
+        raise ValueError(f"--budget {arguments.budget} with {arguments.raters} rater(s) per input leaves "
+                         f"{n_draws} input(s) per pair; need at least 2")
+    sampling = arguments.sampling or ("pseudo" if arguments.concepts else "activation")
+    written = design_study_files(
+        arguments.activations,
+        arguments.pairs,
+        arguments.out,
+        pseudo_labels_path=arguments.concepts,
+        world_path=arguments.world,
+        title=arguments.title,
+        info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
+              "epsilon": arguments.epsilon, "seed": arguments.seed},
+        n_draws=n_draws,
+        sampling=sampling,
+        epsilon=arguments.epsilon,
+        inputs_per_task=arguments.inputs_per_task,
+        tasks_per_batch=arguments.tasks_per_batch,
+        seed=arguments.seed,
+    )
+    pages = sum(path.suffix == ".html" for path in written)
+    summary = json.loads((Path(arguments.out) / "design.json").read_text())
+    print(f"designed {summary['pairs']} pair(s): {n_draws} draws each ({sampling} sampling), "
+          f"{summary['distinct_inputs']} distinct inputs in {summary['tasks']} tasks on {pages} page(s); "
+          f"ask {arguments.raters} rater(s) per task; wrote {arguments.out}")
+
+
+def _crowd_ingest(arguments: argparse.Namespace) -> None:
+    from neuroneval.crowd import estimate_correlations, read_design, read_ratings
+
+    design = read_design(arguments.study)
+    method = arguments.method
+    if method is None:
+        method = "bayes_uniform" if design.samples["prior"].isna().any() else "bayes_pseudo"
+    ratings = read_ratings(arguments.ratings, design)
+    estimates = estimate_correlations(
+        design,
+        ratings,
+        method=method,
+        rater_error=arguments.rater_error,
+        uniform_prior=arguments.uniform_prior,
+        interval=arguments.interval,
+        n_boot=arguments.n_boot,
+        ci_level=arguments.ci_level,
+        allow_missing=arguments.allow_missing,
+        seed=arguments.seed,
+    )
+    io.write_csv(arguments.out, estimates, float_format="%.6g")
+    print(f"estimated {len(estimates)} pair(s) from {len(ratings)} ratings ({method}, {arguments.interval} "
+          f"interval); wrote {arguments.out}")
 
 
 if __name__ == "__main__":

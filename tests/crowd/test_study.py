@@ -136,3 +136,69 @@ def test_figures(tables, tmp_path):
         plot_aggregation_curves(aggregation_df, tmp_path / "aggregation.svg"),
     ):
         assert path.stat().st_size > 1000
+
+
+def test_per_unit_tables_reproduce_curves_and_summary(world, tables, tmp_path):
+    """The workflow's split (curves -> per-unit CSVs -> summary) gives exactly the one-call tables."""
+    from neuroneval.crowd.study import MIN_INPUTS, aggregation_study, cost_reduction_table, sampling_study
+    from neuroneval.io import write_csv
+    from neuroneval.pipeline.crowd_steps import EXACT_FLOAT_FORMAT, read_unit_errors
+
+    sampling_df, aggregation_df, summary_df = tables
+    units = select_explanations(
+        world.activations, world.labels, world.pseudo_labels, unit_ids=world.unit_ids, concept_names=world.concept_names
+    )
+    shared = {"n_trials": SMALL["n_trials"]}
+    curve, sampling_units = sampling_study(units, sample_sizes=SMALL["sample_sizes"], **shared)
+    agg_curve, aggregation_units = aggregation_study(
+        units, costs=SMALL["costs"], rater_counts=SMALL["rater_counts"], **shared
+    )
+    pd.testing.assert_frame_equal(curve, sampling_df)
+    pd.testing.assert_frame_equal(agg_curve, aggregation_df)
+
+    n_units = len(units.unit_ids)
+    assert len(sampling_units) == 3 * len(SMALL["sample_sizes"]) * n_units
+    assert len(aggregation_units) == 4 * len(SMALL["rater_counts"]) * len(SMALL["costs"]) * n_units
+    means = sampling_units.groupby(["method", "n_inputs"], sort=False)["relative_error"].mean().to_numpy()
+    np.testing.assert_allclose(means, sampling_df["rce"].to_numpy(), rtol=1e-12)
+    unrun = aggregation_units["relative_error"].isna()
+    assert unrun.equals(aggregation_units["n_inputs"] < MIN_INPUTS)
+    np.testing.assert_allclose(
+        aggregation_units["n_inputs"], np.round(aggregation_units["cost"] / aggregation_units["n_raters"])
+    )
+    first = aggregation_units[aggregation_units["unit"] == units.unit_ids[0]]
+    assert set(first["concept"]) == {units.concept_names[0]} and set(first["rho_true"]) == {units.rho_true[0]}
+
+    paths = {}
+    for name, frame in (("sampling", sampling_units), ("aggregation", aggregation_units)):
+        paths[name] = write_csv(tmp_path / f"{name}.csv", frame, float_format=EXACT_FLOAT_FORMAT)
+    from_files = cost_reduction_table(
+        read_unit_errors(paths["sampling"], "sampling"),
+        read_unit_errors(paths["aggregation"], "aggregation"),
+        n_boot=SMALL["n_boot"],
+    )
+    pd.testing.assert_frame_equal(from_files, summary_df)
+    assert set(summary_df["unit_group"]) == {"all"}
+
+    grouped = cost_reduction_table(sampling_units, aggregation_units, concept_groups=("class:", "parent:"), n_boot=20)
+    for prefix, rows in grouped.groupby("unit_group"):
+        if prefix == "all":
+            continue
+        keep = [frame[frame["concept"].str.startswith(prefix)] for frame in (sampling_units, aggregation_units)]
+        alone = cost_reduction_table(*keep, n_boot=20).drop(columns="unit_group").reset_index(drop=True)
+        pd.testing.assert_frame_equal(rows.drop(columns="unit_group").reset_index(drop=True), alone)
+        assert rows["n_units"].iloc[0] == keep[0]["unit"].nunique() < len(units.unit_ids)
+    assert set(grouped["unit_group"]) == {"all", "class:", "parent:"}
+    with pytest.raises(ValueError, match="twice"):
+        cost_reduction_table(pd.concat([sampling_units, sampling_units.iloc[:1]]), aggregation_units, n_boot=0)
+
+
+def test_unreadable_per_unit_tables_name_file_row_and_column(tmp_path):
+    from neuroneval.pipeline.crowd_steps import read_unit_errors
+
+    path = tmp_path / "units.csv"
+    path.write_text("method,n_inputs,unit,relative_error\nuniform,10,u0,0.5\nuniform,10,u1,abc\n")
+    with pytest.raises(ValueError, match=r"units\.csv, row 3, column relative_error: 'abc'"):
+        read_unit_errors(path, "sampling")
+    with pytest.raises(ValueError, match=r"units\.csv: missing column\(s\) \['n_raters', 'cost'\]"):
+        read_unit_errors(path, "aggregation")

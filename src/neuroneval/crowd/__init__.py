@@ -4,7 +4,8 @@
 - :mod:`~neuroneval.crowd.estimator`: importance-sampling correlation estimate (Eq. 5–6), full-data ρ (Eq. 1).
 - :mod:`~neuroneval.crowd.aggregation`: average, majority vote, Bayes posterior (Eq. 7–8).
 - :mod:`~neuroneval.crowd.raters`: simulated raters and the Relative Correlation Error (Eq. 13).
-- :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13) and cost-reduction factors.
+- :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13): sampling and aggregation curves, per-unit
+  errors, cost-reduction factors.
 - :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
 - :mod:`~neuroneval.crowd.plots`: figures of the two curves.
 """
@@ -24,7 +25,9 @@ from neuroneval.crowd.design import (
     encode_png,
     read_design,
     read_media,
+    read_pairs,
     render_batch_html,
+    vision_world_media,
     write_study,
 )
 from neuroneval.crowd.estimator import (
@@ -48,9 +51,12 @@ from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_d
 from neuroneval.crowd.study import (
     StudyUnits,
     aggregation_errors,
+    aggregation_study,
     cost_at_rce,
     cost_reduction_factor,
+    cost_reduction_table,
     sampling_errors,
+    sampling_study,
     select_explanations,
     simulated_study_tables,
 )
@@ -64,11 +70,13 @@ __all__ = [
     "StudyUnits",
     "aggregate",
     "aggregation_errors",
+    "aggregation_study",
     "average_rating",
     "bayes_posterior",
     "correlation_matrix",
     "cost_at_rce",
     "cost_reduction_factor",
+    "cost_reduction_table",
     "design_study",
     "design_study_files",
     "draw_indices",
@@ -84,16 +92,19 @@ __all__ = [
     "rating_counts",
     "read_design",
     "read_media",
+    "read_pairs",
     "read_ratings",
     "relative_correlation_error",
     "relative_errors",
     "render_batch_html",
     "sampling_distribution",
     "sampling_errors",
+    "sampling_study",
     "select_explanations",
     "simulate_ratings",
     "simulated_study_tables",
     "standardize",
+    "vision_world_media",
     "weighted_mean",
     "weighted_std",
     "write_study",

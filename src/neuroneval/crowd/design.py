@@ -26,7 +26,7 @@ import html
 import json
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -353,6 +353,7 @@ def write_study(
     *,
     media: Mapping[int, object] | None = None,
     title: str = "Concept rating",
+    info: Mapping[str, object] | None = None,
 ) -> list[Path]:
     """Write ``pairs.csv``, ``samples.csv``, ``tasks.csv``, ``design.json`` and ``batch_<b>.html`` files.
 
@@ -366,6 +367,8 @@ def write_study(
         Input id → uint8 image or text snippet, embedded in the pages (see :func:`render_batch_html`).
     title
         Page title.
+    info
+        Extra entries for ``design.json`` (e.g. the budget and raters per input the study was planned for).
 
     Returns
     -------
@@ -391,6 +394,7 @@ def write_study(
         "tasks": len(design.tasks),
         "distinct_inputs": len(design.samples),
         "draws": int(design.samples["draws"].sum()),
+        **(info or {}),
     }
     meta_path = target / "design.json"
     with atomic_path(meta_path) as tmp_path:
@@ -437,6 +441,80 @@ def read_media(path: str | Path, input_ids: np.ndarray) -> dict[int, object]:
     raise ValueError(f"{source}: media must be a .npy image array or a .csv of input_id,text")
 
 
+def read_pairs(
+    path: str | Path,
+    *,
+    unit_names: Sequence[str],
+    concept_names: Sequence[str] | None = None,
+    unit_source: str = "the activation table",
+    concept_source: str = "the concept table",
+) -> pd.DataFrame:
+    """Read and check a pairs CSV (``unit,explanation``, extra columns kept) against the tables it refers to.
+
+    Parameters
+    ----------
+    path
+        CSV with columns ``unit`` and ``explanation`` (the explanations contract, DESIGN.md §2).
+    unit_names
+        Unit columns of the activation table; every ``unit`` must be one of them.
+    concept_names
+        Concept columns of the pseudo-label table; when given, every ``explanation`` must be one of them.
+    unit_source, concept_source
+        How the error messages name the two tables (their file paths).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, line (header = line 1) and column: missing columns, empty cells, unknown unit,
+        unknown explanation, a (unit, explanation) pair listed twice, or no pair at all.
+    """
+    source = Path(path)
+    try:
+        pairs = pd.read_csv(source, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError as error:
+        raise ValueError(f"{source}: empty file; expected header unit,explanation") from error
+    missing = [column for column in ("unit", "explanation") if column not in pairs.columns]
+    if missing:
+        raise ValueError(f"{source}, line 1: missing column(s) {', '.join(missing)}; expected header unit,explanation")
+    if pairs.empty:
+        raise ValueError(f"{source}: no pairs (only a header)")
+    units, concepts = set(map(str, unit_names)), None if concept_names is None else set(map(str, concept_names))
+    seen: dict[tuple[str, str], int] = {}
+    for row, (unit, explanation) in enumerate(zip(pairs["unit"], pairs["explanation"], strict=True)):
+        where = f"{source}, line {row + 2}"
+        for column, value in (("unit", unit), ("explanation", explanation)):
+            if not value.strip():
+                raise ValueError(f"{where}, column {column}: empty value")
+        if unit not in units:
+            raise ValueError(f"{where}, column unit: unknown unit {unit!r} (not a column of {unit_source})")
+        if concepts is not None and explanation not in concepts:
+            raise ValueError(
+                f"{where}, column explanation: unknown explanation {explanation!r} (not a concept column of "
+                f"{concept_source})"
+            )
+        if (unit, explanation) in seen:
+            first = seen[unit, explanation]
+            raise ValueError(f"{where}: pair ({unit}, {explanation}) is listed twice (first at line {first})")
+        seen[unit, explanation] = row + 2
+    return pairs
+
+
+def vision_world_media(directory: str | Path, input_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The images of a vision world (:func:`neuroneval.worlds.load_vision_world`) for the given input ids.
+
+    Raises ``ValueError`` naming the world and the first ids it does not hold.
+    """
+    from neuroneval.worlds import load_vision_world
+
+    world = load_vision_world(Path(directory))
+    rows = {int(i): row for row, i in enumerate(world.labels["input_id"].to_numpy(dtype=np.int64))}
+    wanted = [int(i) for i in input_ids]
+    missing = [i for i in wanted if i not in rows]
+    if missing:
+        raise ValueError(f"{directory}: the world has no image for input id(s) {missing[:5]} of the study")
+    return {i: world.images[rows[i]] for i in wanted}
+
+
 def design_study_files(
     activations_path: str | Path,
     pairs_path: str | Path,
@@ -444,7 +522,9 @@ def design_study_files(
     *,
     pseudo_labels_path: str | Path | None = None,
     media_path: str | Path | None = None,
+    world_path: str | Path | None = None,
     title: str = "Concept rating",
+    info: Mapping[str, object] | None = None,
     **options: object,
 ) -> list[Path]:
     """File-level :func:`design_study` + :func:`write_study` (what ``neuroneval crowd design`` calls).
@@ -454,15 +534,21 @@ def design_study_files(
     activations_path
         Activation table (Parquet, contract of DESIGN.md §2).
     pairs_path
-        CSV with columns unit,explanation (e.g. an explanations file).
+        CSV with columns unit,explanation (e.g. an explanations file), checked by :func:`read_pairs`; with a
+        pseudo-label table every explanation must be one of its concept columns.
     directory
         Output study directory.
     pseudo_labels_path
         Concept table of pseudo-label scores whose columns are the explanation texts.
     media_path
         Optional media for the pages (:func:`read_media`).
+    world_path
+        Optional vision world directory whose images the pages show (:func:`vision_world_media`); pages show
+        input ids when neither media nor a world is given.
     title
         Page title.
+    info
+        Extra entries for ``design.json``.
     options
         Passed to :func:`design_study` (n_draws, sampling, epsilon, inputs_per_task, tasks_per_batch, seed).
 
@@ -473,6 +559,8 @@ def design_study_files(
     """
     from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table
 
+    if media_path is not None and world_path is not None:
+        raise ValueError("give media or a world directory for the pages, not both")
     activations, _ = read_activation_table(activations_path)
     pseudo = None
     if pseudo_labels_path is not None:
@@ -480,7 +568,17 @@ def design_study_files(
         check_matching_ids(
             activations, pseudo, first_source=str(activations_path), second_source=str(pseudo_labels_path)
         )
-    pairs = pd.read_csv(pairs_path, dtype={"unit": str, "explanation": str})
+    pairs = read_pairs(
+        pairs_path,
+        unit_names=[c for c in activations.columns if c != "input_id"],
+        concept_names=None if pseudo is None else [c for c in pseudo.columns if c != "input_id"],
+        unit_source=str(activations_path),
+        concept_source=str(pseudo_labels_path),
+    )
     design = design_study(activations, pairs, pseudo_labels=pseudo, **options)
-    media = None if media_path is None else read_media(media_path, activations["input_id"].to_numpy())
-    return write_study(design, directory, media=media, title=title)
+    media = None
+    if media_path is not None:
+        media = read_media(media_path, activations["input_id"].to_numpy())
+    elif world_path is not None:
+        media = vision_world_media(world_path, design.samples["input_id"].unique())
+    return write_study(design, directory, media=media, title=title, info=info)

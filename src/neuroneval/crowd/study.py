@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from neuroneval.crowd.aggregation import (
     AGGREGATION_METHODS,
@@ -209,12 +210,13 @@ def sampling_errors(
     epsilon: float = DEFAULT_EPSILON,
     ddof: int = 1,
     seed: int = 0,
+    progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """Per-unit relative errors of the sampling experiment (Fig. 2a).
 
     For each sampling method and sample size |S|, each unit draws |S| inputs ``n_trials`` times, reads
     their ground-truth labels (each flipped with probability ``rater_error``; 0 by default as in Fig. 2a)
-    and estimates ρ_S with Eq. 5–6.
+    and estimates ρ_S with Eq. 5–6. ``progress`` shows a tqdm bar over the (method, |S|) cells.
 
     Returns
     -------
@@ -229,6 +231,7 @@ def sampling_errors(
     errors = np.zeros((*shape, n_units))
     unique, undefined = np.zeros(shape), np.zeros(shape)
     activations_t, labels_t = units.activations.T.copy(), units.labels.T.copy()
+    bar = tqdm(total=len(methods) * len(sample_sizes), desc="crowd sampling curve", unit="cell", disable=not progress)
     for m_index, method in enumerate(methods):
         q = _distributions(units, method, epsilon)
         weights_t = importance_weights(q).T.copy()
@@ -250,6 +253,8 @@ def sampling_errors(
                 distinct = 1 + (draws[..., 1:] != draws[..., :-1]).sum(axis=-1)
                 unique[m_index, s_index] += distinct.sum() / (n_units * n_trials)
                 undefined[m_index, s_index] += (estimates == 0).sum() / (n_units * n_trials)
+            bar.update()
+    bar.close()
     return {"errors": errors, "unique": unique, "undefined": undefined}
 
 
@@ -268,13 +273,14 @@ def aggregation_errors(
     epsilon: float = DEFAULT_EPSILON,
     ddof: int = 1,
     seed: int = 0,
+    progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """Per-unit relative errors of the aggregation experiment (Fig. 3a, App. A.3).
 
     For each cost and number of raters r, a study labels round(cost / r) inputs drawn from ``sampling``,
     each rated by r simulated raters with error ``rater_error``; every aggregation method turns the same
     ratings into concept values, and Eq. 5–6 gives ρ_S. Cells with fewer than :data:`MIN_INPUTS` inputs are
-    NaN.
+    NaN. ``progress`` shows a tqdm bar over the (raters, cost) cells.
 
     Returns
     -------
@@ -293,8 +299,10 @@ def aggregation_errors(
     activations_t, labels_t = units.activations.T.copy(), units.labels.T.copy()
     pseudo_t = None if units.pseudo_labels is None else units.pseudo_labels.T.copy()
     q_code = SAMPLING_METHODS.index(sampling)
+    bar = tqdm(total=n_inputs.size, desc="crowd aggregation curve", unit="cell", disable=not progress)
     for r_index, n_raters in enumerate(rater_counts):
         for c_index in range(len(costs)):
+            bar.update()
             size = int(n_inputs[r_index, c_index])
             if size < MIN_INPUTS:
                 continue
@@ -322,6 +330,7 @@ def aggregation_errors(
                     )
                     estimates = is_correlation(activations, concept, weights, ddof=ddof)
                     errors[m_index, r_index, c_index, rows] = (np.abs(estimates - rho) / rho).mean(axis=1)
+    bar.close()
     return {"errors": errors, "n_inputs": n_inputs}
 
 
@@ -458,6 +467,284 @@ def _mean_se(errors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return errors.mean(axis=-1), errors.std(axis=-1, ddof=1) / np.sqrt(n_units)
 
 
+def _unit_frame(
+    units: StudyUnits, keys: dict[str, np.ndarray], errors: np.ndarray, **parameters: object
+) -> pd.DataFrame:
+    """Tidy per-unit errors: one row per cell of ``errors`` (key axes..., K), keys first, then the unit."""
+    n_units = units.rho_true.size
+    cells = int(np.prod([values.size for values in keys.values()]))
+    grids = np.meshgrid(*keys.values(), indexing="ij")
+    frame = pd.DataFrame({name: np.repeat(grid.ravel(), n_units) for name, grid in zip(keys, grids, strict=True)})
+    frame["unit"] = np.tile(np.asarray(units.unit_ids, dtype=object), cells)
+    frame["concept"] = np.tile(np.asarray(units.concept_names, dtype=object), cells)
+    frame["rho_true"] = np.tile(units.rho_true, cells)
+    frame["relative_error"] = errors.reshape(cells * n_units)
+    for name, value in parameters.items():
+        frame[name] = value
+    return frame
+
+
+def sampling_study(
+    units: StudyUnits,
+    *,
+    sample_sizes: Sequence[int] = DEFAULT_SAMPLE_SIZES,
+    methods: Sequence[str] = SAMPLING_METHODS,
+    rater_error: float = 0.0,
+    epsilon: float = DEFAULT_EPSILON,
+    ddof: int = 1,
+    n_trials: int = DEFAULT_TRIALS,
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sampling curve (Fig. 2a) of a simulated study: its tidy table and the per-unit errors behind it.
+
+    Parameters are those of :func:`sampling_errors`.
+
+    Returns
+    -------
+    curve_df
+        One row per (method, n_inputs): ``rce`` (Eq. 13, mean over units and trials), ``rce_se`` (standard
+        error over units), ``unique_inputs`` (mean distinct inputs per sample), ``undefined_fraction``, and
+        the parameters (rater_error, n_units, n_trials, epsilon, ddof, seed).
+    unit_df
+        One row per (method, n_inputs, unit): ``concept`` (Eq. 9), ``rho_true`` (Eq. 10),
+        ``relative_error`` (|ρ_S − ρ_gt|/ρ_gt averaged over trials) and the parameters; the input of
+        :func:`cost_reduction_table`.
+    """
+    sampled = sampling_errors(
+        units,
+        sample_sizes=sample_sizes,
+        methods=methods,
+        n_trials=n_trials,
+        rater_error=rater_error,
+        epsilon=epsilon,
+        ddof=ddof,
+        seed=seed,
+        progress=progress,
+    )
+    parameters = {"n_trials": n_trials, "epsilon": epsilon, "ddof": ddof, "seed": seed}
+    rce, rce_se = _mean_se(sampled["errors"])
+    curve_df = pd.DataFrame(
+        [
+            {
+                "method": method,
+                "n_inputs": int(size),
+                "rce": rce[i, j],
+                "rce_se": rce_se[i, j],
+                "unique_inputs": sampled["unique"][i, j],
+                "undefined_fraction": sampled["undefined"][i, j],
+                "rater_error": rater_error,
+                "n_units": units.rho_true.size,
+                **parameters,
+            }
+            for i, method in enumerate(methods)
+            for j, size in enumerate(sample_sizes)
+        ]
+    )
+    keys = {"method": np.asarray(methods, dtype=object), "n_inputs": np.asarray(sample_sizes, dtype=np.int64)}
+    unit_df = _unit_frame(units, keys, sampled["errors"], rater_error=rater_error, **parameters)
+    return curve_df, unit_df
+
+
+def aggregation_study(
+    units: StudyUnits,
+    *,
+    costs: Sequence[int] = DEFAULT_COSTS,
+    rater_counts: Sequence[int] = DEFAULT_RATER_COUNTS,
+    methods: Sequence[str] = AGGREGATION_METHODS,
+    sampling: str = "pseudo",
+    rater_error: float = DEFAULT_RATER_ERROR,
+    assumed_rater_error: float | None = None,
+    uniform_prior: float = DEFAULT_UNIFORM_PRIOR,
+    prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP,
+    epsilon: float = DEFAULT_EPSILON,
+    ddof: int = 1,
+    n_trials: int = DEFAULT_TRIALS,
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The aggregation curve (Fig. 3a, App. A.3) of a simulated study: its table and the per-unit errors.
+
+    Parameters are those of :func:`aggregation_errors`.
+
+    Returns
+    -------
+    curve_df
+        One row per (method, cost, n_raters) that was run (at least :data:`MIN_INPUTS` inputs): ``n_inputs``,
+        ``rce``, ``rce_se``, ``best`` (lowest RCE over rater counts at this cost and method), and the
+        parameters.
+    unit_df
+        One row per (method, n_raters, cost, unit): ``n_inputs``, ``concept``, ``rho_true``,
+        ``relative_error`` (empty where the cell was not run) and the parameters.
+    """
+    aggregated = aggregation_errors(
+        units,
+        costs=costs,
+        rater_counts=rater_counts,
+        methods=methods,
+        sampling=sampling,
+        n_trials=n_trials,
+        rater_error=rater_error,
+        assumed_rater_error=assumed_rater_error,
+        uniform_prior=uniform_prior,
+        prior_clip=prior_clip,
+        epsilon=epsilon,
+        ddof=ddof,
+        seed=seed,
+        progress=progress,
+    )
+    parameters = {
+        "sampling": sampling,
+        "rater_error": rater_error,
+        "assumed_rater_error": rater_error if assumed_rater_error is None else assumed_rater_error,
+        "uniform_prior": uniform_prior,
+        "n_units": units.rho_true.size,
+        "n_trials": n_trials,
+        "epsilon": epsilon,
+        "ddof": ddof,
+        "seed": seed,
+    }
+    errors = aggregated["errors"]
+    agg_rce, agg_se = _mean_se(errors)
+    rows = []
+    for i, method in enumerate(methods):
+        best_r = np.argmin(np.where(np.isnan(agg_rce[i]), np.inf, agg_rce[i]), axis=0)
+        for r_index, n_raters in enumerate(rater_counts):
+            for c_index, cost in enumerate(costs):
+                if np.isnan(agg_rce[i, r_index, c_index]):
+                    continue
+                rows.append(
+                    {
+                        "method": method,
+                        "cost": int(cost),
+                        "n_raters": int(n_raters),
+                        "n_inputs": int(aggregated["n_inputs"][r_index, c_index]),
+                        "rce": agg_rce[i, r_index, c_index],
+                        "rce_se": agg_se[i, r_index, c_index],
+                        "best": bool(best_r[c_index] == r_index),
+                        **parameters,
+                    }
+                )
+    curve_df = pd.DataFrame(rows)
+    keys = {
+        "method": np.asarray(methods, dtype=object),
+        "n_raters": np.asarray(rater_counts, dtype=np.int64),
+        "cost": np.asarray(costs, dtype=np.int64),
+    }
+    unit_df = _unit_frame(units, keys, errors, **{k: v for k, v in parameters.items() if k != "n_units"})
+    n_inputs = np.broadcast_to(aggregated["n_inputs"], (len(methods), *aggregated["n_inputs"].shape))
+    unit_df.insert(3, "n_inputs", np.repeat(n_inputs.ravel(), units.rho_true.size))
+    return curve_df, unit_df
+
+
+#: Per-unit error columns that :func:`cost_reduction_table` reads, per experiment.
+UNIT_ERROR_COLUMNS = {
+    "sampling": ("method", "n_inputs", "unit", "relative_error"),
+    "aggregation": ("method", "n_raters", "cost", "unit", "relative_error"),
+}
+
+
+def _error_arrays(unit_df: pd.DataFrame, experiment: str) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Cost grid and, per method, the (raters, grid, K) errors of a per-unit table (NaN where absent)."""
+    missing = [column for column in UNIT_ERROR_COLUMNS[experiment] if column not in unit_df.columns]
+    if missing:
+        raise ValueError(f"{experiment} per-unit errors lack column(s) {missing}")
+    grid_column = "n_inputs" if experiment == "sampling" else "cost"
+    frame = unit_df if experiment == "aggregation" else unit_df.assign(n_raters=1)
+    unit_ids = pd.unique(frame["unit"].astype(str))
+    grid = np.sort(pd.unique(frame[grid_column]))
+    raters = np.sort(pd.unique(frame["n_raters"]))
+    index = pd.MultiIndex.from_product([raters, grid, unit_ids], names=["n_raters", grid_column, "unit"])
+    arrays = {}
+    for method, rows in frame.groupby("method", sort=False):
+        values = rows.assign(unit=rows["unit"].astype(str)).set_index(["n_raters", grid_column, "unit"])
+        if values.index.duplicated().any():
+            raise ValueError(f"{experiment} per-unit errors list a ({method}, raters, {grid_column}, unit) cell twice")
+        errors = values["relative_error"].astype(np.float64).reindex(index).to_numpy()
+        arrays[str(method)] = errors.reshape(raters.size, grid.size, unit_ids.size)
+    return grid.astype(np.float64), arrays, unit_ids.size
+
+
+def cost_reduction_table(
+    sampling_units: pd.DataFrame,
+    aggregation_units: pd.DataFrame,
+    *,
+    comparisons: Sequence[tuple[str, str, str]] = DEFAULT_COMPARISONS,
+    concept_groups: Sequence[str] = (),
+    target_rce: float | None = None,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Cost-reduction factors at equal RCE (:func:`cost_reduction_factor`) from per-unit error tables.
+
+    Parameters
+    ----------
+    sampling_units, aggregation_units
+        The ``unit_df`` of :func:`sampling_study` and :func:`aggregation_study` (or the same tables read back
+        from CSV); the unit order of their first appearance fixes the bootstrap resampling.
+    comparisons
+        (experiment, baseline, method) triples (default :data:`DEFAULT_COMPARISONS`); triples whose methods
+        are absent are skipped.
+    concept_groups
+        Concept-name prefixes (e.g. ``"class:"``, ``"parent:"``): each comparison is repeated on the units
+        whose explanation starts with the prefix (needs a ``concept`` column), after the row for all units.
+        Rare concepts gain most from importance sampling, so this shows where a factor comes from.
+    target_rce, n_boot, ci_level, seed
+        See :func:`cost_reduction_factor`; the target is chosen per row when None.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (comparison, unit group): experiment, baseline, method, ``unit_group`` (``"all"`` or the
+        prefix), ``target_rce``, ``baseline_cost``, ``method_cost``, ``factor``, ``ci_low``, ``ci_high``,
+        ``valid_boot_fraction``, ``n_units``, ``n_boot``, ``ci_level``, ``seed``. Groups without units are
+        left out.
+    """
+    selections: list[tuple[str, pd.DataFrame, pd.DataFrame]] = [("all", sampling_units, aggregation_units)]
+    for prefix in concept_groups:
+        if "concept" not in sampling_units.columns or "concept" not in aggregation_units.columns:
+            raise ValueError("per-unit errors need a concept column to be grouped by concept prefix")
+        chosen = [
+            frame[frame["concept"].astype(str).str.startswith(prefix)] for frame in (sampling_units, aggregation_units)
+        ]
+        if len(chosen[0]) and len(chosen[1]):
+            selections.append((prefix, chosen[0], chosen[1]))
+    rows = []
+    for group, sampling_rows, aggregation_rows in selections:
+        per_experiment = {
+            "sampling": _error_arrays(sampling_rows, "sampling"),
+            "aggregation": _error_arrays(aggregation_rows, "aggregation"),
+        }
+        for experiment, baseline, method in comparisons:
+            grid, curves, n_units = per_experiment[experiment]
+            if baseline not in curves or method not in curves:
+                continue
+            factor = cost_reduction_factor(
+                grid,
+                curves[baseline],
+                curves[method],
+                target_rce=target_rce,
+                n_boot=n_boot,
+                ci_level=ci_level,
+                seed=seed,
+            )
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "baseline": baseline,
+                    "method": method,
+                    "unit_group": group,
+                    **factor,
+                    "n_units": n_units,
+                    "n_boot": n_boot,
+                    "ci_level": ci_level,
+                    "seed": seed,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def simulated_study_tables(
     activations: np.ndarray,
     labels: np.ndarray,
@@ -488,6 +775,9 @@ def simulated_study_tables(
     seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Run the simulated study of paper 001 (Setting 1) and return its three result tables.
+
+    :func:`select_explanations`, then :func:`sampling_study`, :func:`aggregation_study` and
+    :func:`cost_reduction_table` (the workflow runs these as separate steps).
 
     Parameters
     ----------
@@ -534,16 +824,10 @@ def simulated_study_tables(
 
     Returns
     -------
-    sampling_df
-        One row per (method, n_inputs): ``rce`` (Eq. 13, mean over units and trials), ``rce_se`` (standard
-        error over units), ``unique_inputs`` (mean distinct inputs per sample), ``undefined_fraction``,
-        and the parameters.
-    aggregation_df
-        One row per (method, cost, n_raters): ``n_inputs``, ``rce``, ``rce_se``, ``best`` (lowest RCE over
-        rater counts at this cost and method), and the parameters.
+    sampling_df, aggregation_df
+        The ``curve_df`` of :func:`sampling_study` and :func:`aggregation_study`.
     summary_df
-        One row per comparison: ``target_rce``, ``baseline_cost``, ``method_cost``, ``factor``,
-        ``ci_low``, ``ci_high``, ``valid_boot_fraction``, ``n_units``, ``n_boot``, ``ci_level``.
+        :func:`cost_reduction_table`.
     """
     units = select_explanations(
         activations,
@@ -559,107 +843,29 @@ def simulated_study_tables(
     aggregation_methods = [m for m in aggregation_methods if has_pseudo or m != "bayes_pseudo"]
     if aggregation_sampling == "pseudo" and not has_pseudo:
         aggregation_sampling = "activation"
-    n_units = units.rho_true.size
-    common = {"n_units": n_units, "n_trials": n_trials, "epsilon": epsilon, "ddof": ddof, "seed": seed}
-
-    sampled = sampling_errors(
-        units,
-        sample_sizes=sample_sizes,
-        methods=sampling_methods,
-        n_trials=n_trials,
-        rater_error=sampling_rater_error,
-        epsilon=epsilon,
-        ddof=ddof,
-        seed=seed,
+    shared = {"epsilon": epsilon, "ddof": ddof, "n_trials": n_trials, "seed": seed}
+    sampling_df, sampling_units = sampling_study(
+        units, sample_sizes=sample_sizes, methods=sampling_methods, rater_error=sampling_rater_error, **shared
     )
-    rce, rce_se = _mean_se(sampled["errors"])
-    sampling_rows = [
-        {
-            "method": method,
-            "n_inputs": int(size),
-            "rce": rce[i, j],
-            "rce_se": rce_se[i, j],
-            "unique_inputs": sampled["unique"][i, j],
-            "undefined_fraction": sampled["undefined"][i, j],
-            "rater_error": sampling_rater_error,
-            **common,
-        }
-        for i, method in enumerate(sampling_methods)
-        for j, size in enumerate(sample_sizes)
-    ]
-    sampling_df = pd.DataFrame(sampling_rows)
-
-    aggregated = aggregation_errors(
+    aggregation_df, aggregation_units = aggregation_study(
         units,
         costs=costs,
         rater_counts=rater_counts,
         methods=aggregation_methods,
         sampling=aggregation_sampling,
-        n_trials=n_trials,
         rater_error=rater_error,
         assumed_rater_error=assumed_rater_error,
         uniform_prior=uniform_prior,
         prior_clip=prior_clip,
-        epsilon=epsilon,
-        ddof=ddof,
+        **shared,
+    )
+    summary_df = cost_reduction_table(
+        sampling_units,
+        aggregation_units,
+        comparisons=comparisons,
+        target_rce=target_rce,
+        n_boot=n_boot,
+        ci_level=ci_level,
         seed=seed,
     )
-    agg_errors = aggregated["errors"]
-    agg_rce, agg_se = _mean_se(agg_errors)
-    aggregation_rows = []
-    for i, method in enumerate(aggregation_methods):
-        best_r = np.argmin(np.where(np.isnan(agg_rce[i]), np.inf, agg_rce[i]), axis=0)
-        for r_index, n_raters in enumerate(rater_counts):
-            for c_index, cost in enumerate(costs):
-                if np.isnan(agg_rce[i, r_index, c_index]):
-                    continue
-                aggregation_rows.append(
-                    {
-                        "method": method,
-                        "cost": int(cost),
-                        "n_raters": int(n_raters),
-                        "n_inputs": int(aggregated["n_inputs"][r_index, c_index]),
-                        "rce": agg_rce[i, r_index, c_index],
-                        "rce_se": agg_se[i, r_index, c_index],
-                        "best": bool(best_r[c_index] == r_index),
-                        "sampling": aggregation_sampling,
-                        "rater_error": rater_error,
-                        "assumed_rater_error": rater_error if assumed_rater_error is None else assumed_rater_error,
-                        "uniform_prior": uniform_prior,
-                        **common,
-                    }
-                )
-    aggregation_df = pd.DataFrame(aggregation_rows)
-
-    per_experiment = {
-        "sampling": (np.asarray(sample_sizes), {m: sampled["errors"][i] for i, m in enumerate(sampling_methods)}),
-        "aggregation": (np.asarray(costs), {m: agg_errors[i] for i, m in enumerate(aggregation_methods)}),
-    }
-    summary_rows = []
-    for experiment, baseline, method in comparisons:
-        grid, curves = per_experiment[experiment]
-        if baseline not in curves or method not in curves:
-            continue
-        factor = cost_reduction_factor(
-            grid,
-            curves[baseline],
-            curves[method],
-            target_rce=target_rce,
-            n_boot=n_boot,
-            ci_level=ci_level,
-            seed=seed,
-        )
-        summary_rows.append(
-            {
-                "experiment": experiment,
-                "baseline": baseline,
-                "method": method,
-                **factor,
-                "n_units": n_units,
-                "n_boot": n_boot,
-                "ci_level": ci_level,
-                "seed": seed,
-            }
-        )
-    summary_df = pd.DataFrame(summary_rows)
     return sampling_df, aggregation_df, summary_df
