@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from neuroneval.metrics import DEFAULTS, METRICS, NeuronEvalWarning, get_spec, score, score_pairs
+from neuroneval.metrics import DEFAULTS, METRICS, NeuronEvalWarning, get_spec, score, score_pairs, score_units
 from tests.metrics.conftest import metric_params, quiet_score
 
 ALL = [*METRICS, "hmean:auc+inverse_auc"]
@@ -180,3 +180,28 @@ def test_docstring_examples_run() -> None:
 
     results = doctest.testmod(metrics_module, verbose=False)
     assert results.attempted >= 4 and results.failed == 0
+
+
+@pytest.mark.parametrize("ties", ["average", "reference"])
+@pytest.mark.parametrize("metric", ALL)
+def test_score_units_is_the_rows_of_score(metric: str, ties: str, tricky_data) -> None:
+    activations, concepts = tricky_data
+    params = metric_params(metric) if metric in METRICS else {"alpha": 0.03}
+    full = quiet_score(score, metric, activations, concepts, ties=ties, **params)
+    units = np.array([4, 0, 2])
+    got = quiet_score(score_units, metric, activations, concepts, units, ties=ties, **params)
+    np.testing.assert_allclose(got, full[units], rtol=1e-12, atol=1e-12)
+    assert quiet_score(score_units, metric, activations, concepts, np.array([], dtype=int), ties=ties,
+                       **params).shape == (0, concepts.shape[1])
+
+
+@pytest.mark.parametrize(("units", "message"), [
+    ([0, 99], r"units\[1\] = 99 is out of range"),
+    ([1, 1], "must not repeat"),
+    ([[0, 1]], "1-D integer array"),
+    ([0.0, 1.0], "1-D integer array"),
+])
+def test_score_units_rejects_bad_unit_lists(units, message: str, tricky_data) -> None:
+    activations, concepts = tricky_data
+    with pytest.raises(ValueError, match=message):
+        score_units("iou", activations, concepts, np.asarray(units))

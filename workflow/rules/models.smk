@@ -10,7 +10,7 @@ rule train_vision_classifier:
         "logs/benchmarks/train_{model}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     resources:
         mem_mb=4000,
     params:
@@ -39,7 +39,7 @@ rule train_language_model:
         "logs/benchmarks/train_{lm}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     resources:
         mem_mb=4000,
     params:
@@ -60,7 +60,7 @@ rule train_contrastive_model:
         "logs/benchmarks/train_{clip}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     resources:
         mem_mb=4000,
     params:
@@ -82,7 +82,7 @@ rule train_probe:
         "logs/benchmarks/train_{probe}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     params:
         spec=probe_spec,
     script:

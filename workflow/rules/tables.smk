@@ -10,7 +10,7 @@ rule vision_classifier_activations:
         "logs/benchmarks/activations_vision_{split}_{model}_{layer}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     params:
         extraction=config["activations"],
     script:
@@ -79,7 +79,7 @@ rule lm_next_token_activations:
         "logs/benchmarks/activations_text_{split}_{lm}_next_token.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     params:
         extraction=config["activations"].get("next_token", {}),
     script:
@@ -100,7 +100,7 @@ rule vision_pseudo_concepts:
         "logs/benchmarks/pseudo_vision_{split}_{clip}.tsv"
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     params:
         pseudo=config.get("pseudo_labels", {}),
     script:
@@ -118,6 +118,6 @@ rule probe_activations:
         "logs/activations/vision_{split}_{probe}_concepts.log",
     conda:
         "../../environment.yml"
-    threads: 2
+    threads: 1
     script:
         "../scripts/probe_activations.py"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroneval.meta.auprc import meta_auprc
-from neuroneval.metrics import METRICS, score
+from neuroneval.metrics import METRICS, score_units
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -80,14 +80,14 @@ def evaluate_metric(
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
     best_params: dict[str, float] = {}
     best_val = -math.inf
-    best_scores = None
     cache: dict[tuple, np.ndarray] = {}
     for point in grid:
-        scores = _scores_at(metric, activations, concepts, point, fixed_params, cache)
-        val = meta_auprc(scores[val_units], truth[val_units], higher_is_better=higher)
+        scores = _scores_at(metric, activations, concepts, val_units, point, fixed_params, cache)
+        val = meta_auprc(scores, truth[val_units], higher_is_better=higher)
         if val > best_val:
-            best_val, best_params, best_scores = val, point, scores
-    test = meta_auprc(best_scores[test_units], truth[test_units], higher_is_better=higher)
+            best_val, best_params = val, point
+    test_scores = _scores_at(metric, activations, concepts, test_units, best_params, fixed_params, {})
+    test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size))
 
 
@@ -95,18 +95,23 @@ def _scores_at(
     metric: str,
     activations: np.ndarray,
     concepts: np.ndarray,
+    units: np.ndarray,
     point: Mapping[str, float],
     fixed_params: Mapping[str, object],
     cache: dict[tuple, np.ndarray],
 ) -> np.ndarray:
-    """Score all pairs at one grid point; WPMI's λ grid reuses the λ=0 and λ=1 evaluations."""
+    """Scores (len(units), C) at one grid point; WPMI's λ grid reuses the λ=0 and λ=1 evaluations.
+
+    Only the given units are scored (:func:`neuroneval.metrics.score_units`): the grid search touches the
+    small validation set at every point and the test units once, at the chosen point.
+    """
     if "lam" in point:
         base = {name: value for name, value in point.items() if name != "lam"}
-        at_zero = _scores_at(metric, activations, concepts, {**base, "lam_fixed": 0.0}, fixed_params, cache)
-        at_one = _scores_at(metric, activations, concepts, {**base, "lam_fixed": 1.0}, fixed_params, cache)
+        at_zero = _scores_at(metric, activations, concepts, units, {**base, "lam_fixed": 0.0}, fixed_params, cache)
+        at_one = _scores_at(metric, activations, concepts, units, {**base, "lam_fixed": 1.0}, fixed_params, cache)
         return at_zero - point["lam"] * (at_zero - at_one)
     key = tuple(sorted(point.items()))
     if key not in cache:
         params = {("lam" if name == "lam_fixed" else name): value for name, value in point.items()}
-        cache[key] = score(metric, activations, concepts, **params, **fixed_params)
+        cache[key] = score_units(metric, activations, concepts, units, **params, **fixed_params)
     return cache[key]

@@ -4,6 +4,7 @@ Public API (DESIGN.md §3)::
 
     score(metric, activations, concepts, **params) -> (K, C) float64
     score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
+    score_units(metric, activations, concepts, units, **params) -> (len(units), C) float64
     METRICS: Mapping[str, MetricSpec]
 
 ``neuroneval.metrics.reference`` holds obvious per-pair implementations of the same definitions (tests and
@@ -20,7 +21,7 @@ from neuroneval.metrics.edgecases import NeuronEvalWarning
 from neuroneval.metrics.engine import run
 from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
 
-__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_pairs"]
+__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_pairs", "score_units"]
 
 
 def score(metric: str, activations: Any, concepts: Any, **params: Any) -> np.ndarray:
@@ -52,6 +53,34 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **para
     [1.0, 0.3333333333333333]
     """
     return run(metric, activations, concepts, pairs, params)
+
+
+def score_units(metric: str, activations: Any, concepts: Any, units: Any, **params: Any) -> np.ndarray:
+    """Score the listed units against every concept.
+
+    Parameters
+    ----------
+    metric, activations, concepts, **params
+        As for :func:`score`.
+    units : 1-D array of int
+        Column positions of distinct units in ``activations``, in any order.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(units), C)
+        ``score(metric, activations, concepts, **params)[units]``, computed from the listed units only — the
+        same batched kernels as :func:`score`, at a cost that grows with ``len(units)`` (meta-evaluation scores
+        a small validation set of units at every α of a grid).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[3.0, 0.0], [2.0, 1.0], [0.0, 5.0], [0.0, 0.0]])
+    >>> c = np.array([[1.0], [1.0], [0.0], [0.0]])
+    >>> score_units("iou", a, c, [1], alpha=0.25).tolist()
+    [[0.0]]
+    """
+    return run(metric, activations, concepts, None, params, units=units)
 
 
 def _metric_lines() -> str:

@@ -12,7 +12,7 @@ from neuroneval.metrics.backend import get_backend
 from neuroneval.metrics.context import WORK_ELEMENTS, AllPairs, ConceptChunk, Context, ListedPairs, Params
 from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.registry import COMMON_PARAMS, MetricSpec, get_spec
-from neuroneval.metrics.validation import check_inputs, check_pairs, resolve_params
+from neuroneval.metrics.validation import check_inputs, check_pairs, check_units, resolve_params
 
 Kernel = Callable[[Context, ConceptChunk, Any], Any]
 
@@ -48,13 +48,14 @@ def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
 
 
 def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params: Params, device: Any,
-               notes: Notes) -> np.ndarray:
+               notes: Notes, unit_rows: np.ndarray) -> np.ndarray:
+    """Scores (len(unit_rows), C) of the given units against every concept, concept block by block."""
     be = get_backend(device)
-    n_units, n_concepts = activations.shape[1], concepts.shape[1]
+    n_units, n_concepts = unit_rows.size, concepts.shape[1]
     out = np.empty((n_units, n_concepts), dtype=np.float64)
     if n_units == 0 or n_concepts == 0:
         return out
-    ctx = Context(be, params, notes, activations, concepts, np.arange(n_units))
+    ctx = Context(be, params, notes, activations, concepts, unit_rows)
     kernel, pairing = KERNELS[metric], AllPairs(be)
     step = params.chunk_size or max(1, WORK_ELEMENTS // _elements_per_concept(metric, ctx, n_units))
     for start in range(0, n_concepts, step):
@@ -91,13 +92,17 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
     return np.where(positive, len(parts) / np.sum(1.0 / safe, axis=0), 0.0)
 
 
-def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any]) -> np.ndarray:
-    """Validate, then score all pairs (``pairs is None``) or the listed ones; warnings once per call."""
+def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any], *,
+        units: Any = None) -> np.ndarray:
+    """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
+    ones; warnings once per call."""
     spec: MetricSpec = get_spec(metric)
     params, device = resolve_params(spec, given)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
     if pairs is not None:
         pairs = check_pairs(pairs, activation_matrix.shape[1], concept_matrix.shape[1])
+    unit_rows = (np.arange(activation_matrix.shape[1]) if units is None
+                 else check_units(units, activation_matrix.shape[1]))
     names = spec.components or (spec.name,)
     parts = []
     for name in names:
@@ -108,7 +113,7 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping
             params_part = params
         notes = Notes(name)
         if pairs is None:
-            parts.append(_all_pairs(name, activation_matrix, concept_matrix, params_part, device, notes))
+            parts.append(_all_pairs(name, activation_matrix, concept_matrix, params_part, device, notes, unit_rows))
         else:
             parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params_part, device, notes))
         notes.emit(stacklevel=4)

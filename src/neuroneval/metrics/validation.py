@@ -67,6 +67,24 @@ def check_pairs(pairs: Any, n_units: int, n_concepts: int) -> np.ndarray:
     return array
 
 
+def check_units(units: Any, n_units: int) -> np.ndarray:
+    """``units`` as int64 column positions of ``activations``; names the first one out of range."""
+    array = np.asarray(units)
+    if array.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"units must be a 1-D integer array of unit positions, got dtype {array.dtype} and shape "
+                         f"{array.shape}")
+    array = array.astype(np.int64)
+    bad = (array < 0) | (array >= n_units)
+    if bad.any():
+        position = int(np.nonzero(bad)[0][0])
+        raise ValueError(f"units[{position}] = {array[position]} is out of range: units 0…{n_units - 1}")
+    if np.unique(array).size != array.size:
+        raise ValueError("units must not repeat a unit position")
+    return array
+
+
 def _number(name: str, value: Any, low: float, high: float, *, low_open: bool, integer: bool = False) -> Any:
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value):
