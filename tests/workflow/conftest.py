@@ -32,7 +32,7 @@ TINY_OVERRIDES = {
                "probes": {"clip_probe": {"training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
     "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
-    "sanity": {"theoretical": {"n": 20000, "draws": 10}},
+    "sanity": {"theoretical": {"n": 50000, "draws": 10}},
 }
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 
