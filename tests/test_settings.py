@@ -48,3 +48,7 @@ def test_lists_of_settings_must_name_defined_settings() -> None:
     check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a"]}})
     with pytest.raises(ValueError, match=r"meta.settings names undefined settings \['b'\]"):
         check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a", "b"]}})
+    with pytest.raises(ValueError, match=r"sanity.shift.setting names undefined settings \['c'\]"):
+        check_setting_references({"settings": {"a": {}}, "sanity": {"settings": ["a"], "shift": {"setting": "c"}}})
+    with pytest.raises(ValueError, match=r"sanity.combinations.meta_settings names undefined settings \['d'\]"):
+        check_setting_references({"settings": {"a": {}}, "sanity": {"combinations": {"meta_settings": ["a", "d"]}}})

@@ -136,17 +136,41 @@ def setting_truth_pairs(setting: Mapping[str, Any], data: SettingData) -> dict[s
     raise ValueError(f"unknown truth method {truth['method']!r} (known | iou)")
 
 
+#: Keys of ``params.yaml`` that name settings (a list or a single name), as paths of nested keys.
+SETTING_REFERENCES = (
+    ("meta", "settings"),
+    ("sanity", "settings"),
+    ("crowd", "settings"),
+    ("sanity", "combinations", "settings"),
+    ("sanity", "combinations", "meta_settings"),
+    ("sanity", "ablations", "setting"),
+    ("sanity", "shift", "setting"),
+)
+
+
+def _lookup(config: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """``config[path[0]][path[1]]…``, or None where a level is missing or not a mapping."""
+    value: Any = config
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
 def check_setting_references(config: Mapping[str, Any]) -> None:
-    """Every setting named by a list of ``params.yaml`` (``meta.settings``, ``sanity.settings``…) exists.
+    """Every setting named in ``params.yaml`` (``meta.settings``, ``sanity.settings``, ``sanity.shift.setting``…,
+    see ``SETTING_REFERENCES``) exists.
 
     Raises ``ValueError`` naming the key and the unknown setting.
     """
     defined = set(config.get("settings", {}))
-    for section in ("meta", "sanity", "crowd"):
-        names = config.get(section, {}).get("settings", []) if isinstance(config.get(section), Mapping) else []
+    for path in SETTING_REFERENCES:
+        value = _lookup(config, path)
+        names = [value] if isinstance(value, str) else list(value or [])
         unknown = [name for name in names if name not in defined]
         if unknown:
-            raise ValueError(f"params.yaml: {section}.settings names undefined settings {unknown}; "
+            raise ValueError(f"params.yaml: {'.'.join(path)} names undefined settings {unknown}; "
                              f"defined: {sorted(defined)}")
 
 

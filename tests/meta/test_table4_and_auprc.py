@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 from scipy.stats import rankdata
 
-from neuroneval.meta import build_table4, meta_auprc, split_units, truth_mask
+from neuroneval.meta import build_table4, evaluate_metric, meta_auprc, split_units, truth_mask
+from neuroneval.metrics import score
 
 
 def brute_force_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -102,3 +103,19 @@ def test_table4_rejects_duplicates_and_gaps() -> None:
         build_table4(tidy, metric_order=["a"], setting_order=["s"])
     with pytest.raises(ValueError, match="lack settings"):
         build_table4(tidy.iloc[:1], metric_order=["a"], setting_order=["s", "t"])
+
+
+def test_evaluate_metric_takes_combinations_and_picks_the_best_validation_alpha() -> None:
+    """App. E.9 scores ``hmean:`` combinations by meta-AUPRC; α is the grid point of best validation AUPRC."""
+    rng = np.random.default_rng(5)
+    concepts = (rng.random((800, 6)) < 0.1).astype(np.float32)
+    activations = concepts + 0.6 * rng.standard_normal((800, 6)).astype(np.float32)
+    truth = np.eye(6, dtype=bool)
+    metric, grid = "hmean:auc+inverse_auc", [0.02, 0.1, 0.3]
+    result = evaluate_metric(metric, activations, concepts, truth, val_units=np.array([0, 1]),
+                             test_units=np.arange(2, 6), alpha_grid=grid, lam_grid=[0.0], fixed_params={})
+    by_alpha = {alpha: score(metric, activations, concepts, alpha=alpha) for alpha in grid}
+    val = {alpha: meta_auprc(scores[:2], truth[:2]) for alpha, scores in by_alpha.items()}
+    best = max(grid, key=lambda alpha: (val[alpha], -grid.index(alpha)))
+    assert result.params == {"alpha": best} and result.val_auprc == pytest.approx(val[best])
+    assert result.test_auprc == pytest.approx(meta_auprc(by_alpha[best][2:], truth[2:]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuroneval.metrics import score, score_pairs
-from neuroneval.sanity.experimental import experimental_deltas, experimental_test
+from neuroneval.metrics import get_spec, score, score_pairs
+from neuroneval.sanity.experimental import experimental_deltas, experimental_draw_deltas, experimental_test
 from neuroneval.sanity.perturb import missing_labels
 
 N = 4_000
@@ -58,6 +58,22 @@ def test_blocks_do_not_change_the_result(setting) -> None:
     small = experimental_deltas("auprc", activations, concepts, pairs, test="extra", draws=5, alpha=0.05,
                                 block_elements=N)
     np.testing.assert_allclose(big[0], small[0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["auprc", "correlation_tr"])
+def test_fewer_draws_are_a_prefix_of_more_draws(setting, metric) -> None:
+    """App. E.5 reads 1, 3, 10 … draws off one run: draw d is the same whatever the number of draws."""
+    activations, concepts, pairs = setting
+    many, tested, span, draws = experimental_draw_deltas(metric, activations, concepts, pairs, test="missing",
+                                                         draws=6, seed=3, alpha=0.05)
+    few, _, _, _ = experimental_draw_deltas(metric, activations, concepts, pairs, test="missing", draws=2, seed=3,
+                                            alpha=0.05)
+    low, high = get_spec(metric).value_range
+    assert many.shape == (len(tested), 6) and draws == 6 and span == high - low
+    np.testing.assert_allclose(many[:, :2], few, rtol=0, atol=1e-12)
+    means, _, _, _ = experimental_deltas(metric, activations, concepts, pairs, test="missing", draws=6, seed=3,
+                                         alpha=0.05)
+    np.testing.assert_allclose(means, many.mean(axis=1), rtol=0, atol=1e-12)
 
 
 def test_unbounded_metrics_use_the_observed_spread(setting) -> None:

@@ -22,7 +22,7 @@ TINY_OVERRIDES = {
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
                                          "training": {"epochs": 4, "batch_size": 64}},
                           "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}},
-               "language": {"lm_small": {"size": "tiny", "context_length": 16},
+               "language": {"lm_small": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}},
                             "lm_large": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}}},
                "contrastive": {"clip": {"config": {"embed_dim": 16,
                                                    "vision": {"layers": 1, "width": 16, "head_width": 8},
@@ -32,6 +32,7 @@ TINY_OVERRIDES = {
                "probes": {"clip_probe": {"training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
     "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
+    "sanity": {"theoretical": {"n": 50000, "draws": 10}},
 }
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

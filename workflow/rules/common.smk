@@ -6,6 +6,7 @@ from neuroneval.settings import (
     concept_path,
     setting_activation_paths,
     setting_concept_path,
+    truth_method,
     truth_path,
 )
 
@@ -93,3 +94,60 @@ def probe_features(wildcards):
 
 def calibration_world(wildcards):
     return f"data/worlds/vision/{config['pseudo_labels']['calibration_split']}"
+
+
+# Sanity tests (workflow/rules/sanity.smk)
+SANITY = config["sanity"]
+SANITY_SETTINGS = list(SANITY["settings"])
+SANITY_COMBINATIONS = list(SANITY["combinations"]["metrics"])
+SANITY_ABLATIONS = ["strength", "draws", "semantic"]
+SANITY_OTHER_TIES = "reference" if SANITY["ties"] == "average" else "average"
+SANITY_ABLATION_SETTING = SANITY["ablations"]["setting"]
+SANITY_SHIFT_SETTING = SANITY["shift"]["setting"]
+
+
+def sanity_meta_file(wildcards):
+    """Table 4's own α/λ choice where the setting has known units; IoU-truth settings fix α and search alone."""
+    if truth_method(config["settings"][wildcards.setting])["method"] == "iou":
+        return []
+    return [f"results/meta/{wildcards.setting}.csv"]
+
+
+def sanity_search_metrics(wildcards):
+    """Metrics whose α/λ a setting's sanity tests need: Table 3's, plus the combinations where they are used."""
+    combined = set(SANITY["combinations"]["settings"]) | set(
+        SANITY["combinations"]["meta_settings"]
+    )
+    extra = SANITY_COMBINATIONS if wildcards.setting in combined else []
+    return list(SANITY["metrics"]) + extra
+
+
+def sanity_experimental_metrics(wildcards):
+    """Table 3's metrics, plus the combinations on the settings of Table E.8."""
+    extra = (
+        SANITY_COMBINATIONS
+        if wildcards.setting in SANITY["combinations"]["settings"]
+        else []
+    )
+    return list(SANITY["metrics"]) + extra
+
+
+def sanity_theoretical_metrics(wildcards):
+    """Every metric and combination in the tables' tie mode; the tie metrics alone in the other mode."""
+    if wildcards.ties == SANITY["ties"]:
+        return list(SANITY["metrics"]) + SANITY_COMBINATIONS
+    return list(SANITY["tie_metrics"])
+
+
+def fixed_setting_inputs(name):
+    """Input files of one named setting (for rules without a {setting} wildcard)."""
+    setting = config["settings"][name]
+    return {
+        "activations": [str(path) for path in setting_activation_paths(setting)],
+        "concepts": str(setting_concept_path(setting)),
+        "truth": str(truth_path(name)),
+    }
+
+
+SANITY_ABLATION_INPUTS = fixed_setting_inputs(SANITY_ABLATION_SETTING)
+SANITY_SHIFT_INPUTS = fixed_setting_inputs(SANITY_SHIFT_SETTING)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroneval.meta.auprc import meta_auprc
-from neuroneval.metrics import METRICS, score_units
+from neuroneval.metrics import get_spec, score_units
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -31,7 +31,7 @@ def hyperparameter_grid(
     metric: str, *, alpha_grid: Sequence[float], lam_grid: Sequence[float]
 ) -> list[dict[str, float]]:
     """Every parameter combination to try for ``metric``: α for α-metrics, (α, λ) for WPMI, else ``[{}]``."""
-    spec = METRICS[metric]
+    spec = get_spec(metric)
     grid: list[dict[str, float]] = [{}]
     if "alpha" in spec.params:
         grid = [{"alpha": float(alpha)} for alpha in alpha_grid]
@@ -70,7 +70,7 @@ def evaluate_metric(
     linear in λ, ``s(λ) = s(0) − λ·(s(0) − s(1))``, so each α costs two score evaluations whatever the λ grid.
     ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation.
     """
-    spec = METRICS[metric]
+    spec = get_spec(metric)
     higher = spec.higher_is_better
     known = truth.any(axis=1)
     val_units = val_units[known[val_units]]

@@ -24,7 +24,7 @@ from neuroneval.sanity.delta import (
     summarize_deltas,
     value_span,
 )
-from neuroneval.sanity.experimental import experimental_deltas, experimental_test
+from neuroneval.sanity.experimental import experimental_deltas, experimental_draw_deltas, experimental_test
 from neuroneval.sanity.perturb import (
     extra_labels,
     missing_labels,
@@ -53,6 +53,7 @@ __all__ = [
     "decrease_probability",
     "expected_delta",
     "experimental_deltas",
+    "experimental_draw_deltas",
     "experimental_test",
     "extra_labels",
     "increase_fraction",

@@ -99,10 +99,47 @@ def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any
                         **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per-pair Δs(k) of one test (Eq. 10, averaged over draws); see :func:`experimental_test`.
 
+    The mean over the draw axis of :func:`experimental_draw_deltas` (same arguments).
+
     Returns
     -------
     deltas : numpy.ndarray, shape (m',)
         Δs(k) of each tested pair.
+    tested_pairs : numpy.ndarray, shape (m', 2)
+        The pairs tested (all of them for random perturbations; those whose concept has a sub/superclass in
+        the table for semantic ones).
+    span : float
+        The ``max − min`` used.
+    draws : int
+        Draws actually made (1 for the deterministic semantic rules).
+    """
+    per_draw, tested, span, draws = experimental_draw_deltas(
+        metric, activations, concepts, pairs, test=test, draws=draws, strength=strength, perturbation=perturbation,
+        names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed, ties=ties, span=span,
+        block_elements=block_elements, **params)
+    return per_draw.mean(axis=1), tested, span, draws
+
+
+def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs: Any, *, test: str = "missing",
+                             draws: int = 1, strength: float | None = None, perturbation: str = "random",
+                             names: Sequence[str] | None = None,
+                             hierarchy: Mapping[str, Sequence[str]] | None = None, subclass_rule: str = "largest",
+                             seed: int = 0, ties: str = "average", span: float | None = None,
+                             block_elements: int = 2**24,
+                             **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Per-pair, per-draw differences ``(s(a_k, c±_{t_k,d}) − s(a_k, c_{t_k})) / (max − min)`` of one test.
+
+    Eq. 10 before the expectation over draws. Draw d of a concept is seeded by (seed, concept, d), and the
+    top-and-random metrics score one draw per engine call, so the first D' columns of a run with D ≥ D' draws
+    are the draws a run with D' draws makes (App. E.5 compares 1, 3, 10 and 100 draws from one run). In
+    ``ties="reference"`` mode the tie-breaking noise of the other metrics is seeded per block of draws, so
+    there the prefix is only equal in distribution. For MAD and WPMI the observed ``max − min`` covers the
+    scores of all D draws.
+
+    Returns
+    -------
+    deltas : numpy.ndarray, shape (m', D)
+        Normalised difference of each tested pair (rows) and draw (columns).
     tested_pairs : numpy.ndarray, shape (m', 2)
         The pairs tested (all of them for random perturbations; those whose concept has a sub/superclass in
         the table for semantic ones).
@@ -149,8 +186,7 @@ def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any
         else:
             full = score(metric, activation_matrix, concept_matrix, ties=ties, seed=derived_seed(seed, 8), **engine)
             span = value_span(metric, full, perturbed)
-    deltas = ((perturbed - original[:, None]) / span).mean(axis=1)
-    return deltas, tested, float(span), draws
+    return (perturbed - original[:, None]) / span, tested, float(span), draws
 
 
 def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, *, tests: Sequence[str] = TESTS,

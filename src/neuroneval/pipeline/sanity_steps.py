@@ -1,0 +1,394 @@
+"""The sanity-test steps of the workflow (paper 000 Sec. 4, App. C–F), one function per Snakemake rule.
+
+Per setting: ``sanity_hyperparameters`` (α/λ of every metric: Table 4's validation choice, reused from
+``results/meta/<setting>.csv`` where it exists, otherwise searched the same way; α fixed to the truth α for
+IoU-truth settings, App. F.1) → ``sanity_experimental`` (Missing/Extra Labels tests on the setting's test
+units). Once: ``sanity_theoretical`` per tie mode, ``sanity_ablation`` per ablation (App. E.1, E.3–E.5),
+``sanity_shift`` (App. E.2). The remaining steps only reshape those tidy files into the paper's tables.
+
+Every output carries a ``ties`` column (or, in ``results/ties.csv``, one row per mode). Random choices are
+seeded from params (``sanity.seed``, ``meta.seed``), so equal params give byte-identical tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+TESTS = ("missing", "extra")
+TIE_MODES = ("average", "reference")
+
+
+@dataclass(frozen=True)
+class _Units:
+    """A setting's data with its truth mask and the validation/test split of its known units (as in Table 4)."""
+
+    activations: np.ndarray
+    concepts: np.ndarray
+    concept_names: list[str]
+    truth: np.ndarray  # (K, C) bool
+    val_units: np.ndarray
+    test_units: np.ndarray
+
+    @property
+    def test_pairs(self) -> np.ndarray:
+        """(m, 2) correct (unit, concept) positions of the test units, the pairs the experimental test uses."""
+        rows, columns = np.nonzero(self.truth[self.test_units])
+        return np.column_stack([self.test_units[rows], columns]).astype(np.int64)
+
+
+def _load_units(job: StepIO) -> _Units:
+    """Read the setting's tables and truth; split its known units with ``meta.val_fraction`` and ``meta.seed``."""
+    from neuroneval.meta import split_units, truth_mask
+    from neuroneval.settings import load_setting
+
+    setting, meta = job.params.setting, job.params.meta
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
+                        concept_prefixes=setting["concepts"].get("prefixes", []))
+    truth = truth_mask(pd.read_csv(job.input.truth, dtype=str), data.unit_names, data.concept_names)
+    known = np.flatnonzero(truth.any(axis=1))
+    val_positions, test_positions = split_units(known.size, val_fraction=meta["val_fraction"], seed=meta["seed"])
+    return _Units(data.activations, data.concepts, data.concept_names, truth, known[val_positions],
+                  known[test_positions])
+
+
+def alpha_grid(setting: Mapping[str, Any], meta: Mapping[str, Any]) -> list[float]:
+    """The α values searched: the truth α alone for IoU-truth settings (000 App. F.1), else ``meta.alpha_grid``."""
+    from neuroneval.settings import truth_method
+
+    truth = truth_method(setting)
+    return [float(truth["alpha"])] if truth["method"] == "iou" else [float(a) for a in meta["alpha_grid"]]
+
+
+def _search_row(setting_name: str, metric: str, units: _Units, activations: np.ndarray,
+                meta: Mapping[str, Any], grid: Sequence[float]) -> dict[str, Any]:
+    """Meta-AUPRC of one metric with α/λ chosen on the validation units (000 Sec. 5), as a row of meta.csv."""
+    from neuroneval.meta import evaluate_metric
+
+    result = evaluate_metric(metric, activations, units.concepts, units.truth, val_units=units.val_units,
+                             test_units=units.test_units, alpha_grid=grid, lam_grid=meta["lam_grid"],
+                             fixed_params={"ties": meta["ties"], "seed": meta["seed"]})
+    return {"setting": setting_name, "metric": metric, "ties": meta["ties"],
+            "alpha": result.params.get("alpha", np.nan), "lam": result.params.get("lam", np.nan),
+            "val_auprc": result.val_auprc, "test_auprc": result.test_auprc, "val_units": result.n_val_units,
+            "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
+            "inputs": activations.shape[0], "seed": meta["seed"]}
+
+
+def _metric_params(hyperparameters: pd.DataFrame, metric: str) -> dict[str, float]:
+    """The chosen ``alpha``/``lam`` of ``metric`` (those that are set) from a hyperparameter table."""
+    if metric not in hyperparameters.index:
+        raise ValueError(f"no chosen hyperparameters for {metric!r}; have {sorted(hyperparameters.index)}")
+    row = hyperparameters.loc[metric]
+    return {name: float(row[name]) for name in ("alpha", "lam") if pd.notna(row[name])}
+
+
+def _read_hyperparameters(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path).set_index("metric")
+
+
+def sanity_hyperparameters(job: StepIO) -> None:
+    """α/λ (and meta-AUPRC) of every metric a setting's sanity tests need, chosen on its validation units.
+
+    Rows of ``results/meta/<setting>.csv`` (Table 4's own choice) are reused as they are; the other metrics
+    (combinations, or everything for settings without a meta file) are searched the same way, with
+    ``alpha_rule`` saying ``fixed`` where the grid is the truth α alone.
+    """
+    from tqdm import tqdm
+
+    from neuroneval.settings import truth_method
+
+    units = _load_units(job)
+    meta = job.params.meta
+    reused = pd.concat([pd.read_csv(path) for path in job.input.meta], ignore_index=True) if job.input.meta \
+        else pd.DataFrame(columns=["metric"])
+    reused = reused[reused["metric"].isin(list(job.params.metrics))]
+    grid = alpha_grid(job.params.setting, meta)
+    rule = "fixed" if truth_method(job.params.setting)["method"] == "iou" else "validation"
+    rows = [{**row, "alpha_rule": "validation"} for row in reused.to_dict("records")]
+    searched = [metric for metric in job.params.metrics if metric not in set(reused["metric"])]
+    for metric in tqdm(searched, desc=f"hyperparameters {job.wildcards.setting}", unit="metric"):
+        rows.append({**_search_row(job.wildcards.setting, metric, units, units.activations, meta, grid),
+                     "alpha_rule": rule})
+    order = {metric: index for index, metric in enumerate(job.params.metrics)}
+    table = pd.DataFrame(rows).sort_values("metric", key=lambda col: col.map(order), ignore_index=True)
+    io.write_csv(job.output[0], table)
+
+
+def _tie_modes(metric: str, sanity: Mapping[str, Any]) -> list[str]:
+    """``sanity.ties``, plus the other mode for the metrics of ``sanity.tie_metrics``."""
+    modes = [sanity["ties"]]
+    if metric in sanity["tie_metrics"]:
+        modes += [mode for mode in TIE_MODES if mode != sanity["ties"]]
+    return modes
+
+
+def sanity_experimental(job: StepIO) -> None:
+    """Missing and Extra Labels tests (000 Sec. 4.3, Eq. 9–12) of every metric on a setting's test units.
+
+    Each metric uses its α/λ from ``sanity_hyperparameters``; Decrease Acc = mean over test units of
+    1[Δs < −ε] (Eq. 11). Tie metrics run in both tie modes.
+    """
+    from tqdm import tqdm
+
+    from neuroneval.sanity import experimental_test
+
+    units = _load_units(job)
+    sanity = job.params.sanity
+    hyperparameters = _read_hyperparameters(job.input.hyperparameters)
+    pairs = units.test_pairs
+    frames = []
+    for metric in tqdm(job.params.metrics, desc=f"sanity {job.wildcards.setting}", unit="metric"):
+        params = _metric_params(hyperparameters, metric)
+        for ties in _tie_modes(metric, sanity):
+            table = experimental_test(metric, units.activations, units.concepts, pairs,
+                                      draws=sanity["experimental"]["draws"], epsilon=sanity["epsilon"],
+                                      seed=sanity["seed"], ties=ties, **params)
+            frames.append(table.assign(setting=job.wildcards.setting, alpha=params.get("alpha", np.nan),
+                                       lam=params.get("lam", np.nan)))
+    tidy = pd.concat(frames, ignore_index=True)
+    io.write_csv(job.output[0], tidy[["setting", *[c for c in tidy.columns if c != "setting"]]])
+
+
+def sanity_theoretical(job: StepIO) -> None:
+    """Theoretical tests on ideal binary units (000 App. C) in tie mode ``{ties}``: one row per metric, γ, test."""
+    from neuroneval.sanity import theoretical_test
+
+    theoretical = job.params.theoretical
+    table = theoretical_test(list(job.params.metrics), gammas=theoretical["gammas"], n=theoretical["n"],
+                             draws=theoretical["draws"], ties=job.wildcards.ties, epsilon=job.params.epsilon,
+                             seed=job.params.seed, lam=theoretical["lam"])
+    io.write_csv(job.output[0], table.drop(columns="seconds"))  # wall time would break byte-identical reruns
+
+
+def _strength_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
+                   ties: str) -> list[pd.DataFrame]:
+    """App. E.1: Decrease Acc at each r₋ (missing) and r₊ (extra)."""
+    from neuroneval.sanity import experimental_test
+
+    ablations, common = sanity["ablations"], {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"],
+                                              "seed": sanity["seed"], "ties": ties, **params}
+    frames = [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["missing"],
+                                keep=keep, **common) for keep in ablations["keep"]]
+    frames += [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["extra"],
+                                 multiplier=multiplier, **common) for multiplier in ablations["multiplier"]]
+    return [frame.assign(ablation="strength") for frame in frames]
+
+
+def _draw_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
+               ties: str) -> list[pd.DataFrame]:
+    """App. E.5 (Decrease Acc with the first d draws averaged, d in ``ablations.draws``) and App. E.4 (each ε,
+    at ``experimental.draws`` draws), both read off one run of the largest number of draws."""
+    from neuroneval.sanity import decrease_accuracy, experimental_draw_deltas, summarize_deltas
+
+    ablations, base_draws = sanity["ablations"], sanity["experimental"]["draws"]
+    most = max([*ablations["draws"], base_draws])
+    frames = []
+    for test in TESTS:
+        deltas, tested, span, _ = experimental_draw_deltas(metric, units.activations, units.concepts,
+                                                           units.test_pairs, test=test, draws=most,
+                                                           seed=sanity["seed"], ties=ties, **params)
+        common = {"metric": metric, "test": test, "perturbation": "random", "ties": ties, "seed": sanity["seed"],
+                  "span": span, "n_pairs": len(tested)}
+        for draws in ablations["draws"]:
+            summary = summarize_deltas(deltas[:, :draws].mean(axis=1), sanity["epsilon"])
+            frames.append(pd.DataFrame([{**common, "ablation": "draws", "draws": draws,
+                                         "epsilon": sanity["epsilon"], **summary}]))
+        base = deltas[:, :base_draws].mean(axis=1)
+        for epsilon in ablations["epsilons"]:
+            frames.append(pd.DataFrame([{**common, "ablation": "epsilon", "draws": base_draws, "epsilon": epsilon,
+                                         "mean_delta": float(base.mean()),
+                                         "decrease_acc": decrease_accuracy(base, epsilon)}]))
+    return frames
+
+
+def _semantic_pairs(units: _Units, test: str, hierarchy: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """Test pairs whose concept has a subclass (missing) or a superclass (extra) among the setting's concepts."""
+    from neuroneval.sanity.perturb import semantic_subclasses, semantic_superclass
+
+    names = units.concept_names
+    if test == "missing":
+        testable = semantic_subclasses(names, hierarchy)
+    else:
+        testable = semantic_superclass(names, hierarchy, units.concepts.sum(axis=0, dtype=np.float64))
+    pairs = units.test_pairs
+    return pairs[np.isin(pairs[:, 1], list(testable))]
+
+
+def _semantic_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any], ties: str,
+                   hierarchy: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
+    """App. E.3: semantic sub/superclasses (largest child, smallest parent) vs random ones on the same units."""
+    from neuroneval.sanity import experimental_test
+
+    common = {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"], "seed": sanity["seed"],
+              "ties": ties, **params}
+    frames = []
+    for test in TESTS:
+        pairs = _semantic_pairs(units, test, hierarchy)
+        if len(pairs) == 0:
+            continue
+        for perturbation in ("random", "semantic"):
+            frames.append(experimental_test(metric, units.activations, units.concepts, pairs, tests=[test],
+                                            perturbation=perturbation, names=units.concept_names,
+                                            hierarchy=hierarchy, subclass_rule=sanity["ablations"]["subclass_rule"],
+                                            **common))
+    return [frame.assign(ablation="semantic") for frame in frames]
+
+
+def sanity_ablation(job: StepIO) -> None:
+    """One ablation of 000 App. E (``{ablation}``: strength E.1, draws E.4 + E.5, semantic E.3) on one setting."""
+    from tqdm import tqdm
+
+    units = _load_units(job)
+    sanity = job.params.sanity
+    hyperparameters = _read_hyperparameters(job.input.hyperparameters)
+    ablation, ties = job.wildcards.ablation, sanity["ties"]
+    hierarchy = {}
+    if ablation == "semantic":
+        hierarchy = io.read_concept_table(job.input.concepts)[1].get("hierarchy") or {}
+    frames = []
+    for metric in tqdm(job.params.metrics, desc=f"ablation {ablation}", unit="metric"):
+        params = _metric_params(hyperparameters, metric)
+        if ablation == "strength":
+            new = _strength_rows(units, metric, params, sanity, ties)
+        elif ablation == "draws":
+            new = _draw_rows(units, metric, params, sanity, ties)
+        elif ablation == "semantic":
+            new = _semantic_rows(units, metric, params, sanity, ties, hierarchy)
+        else:
+            raise ValueError(f"unknown ablation {ablation!r} (strength | draws | semantic)")
+        frames += [frame.assign(alpha=params.get("alpha", np.nan), lam=params.get("lam", np.nan)) for frame in new]
+    tidy = pd.concat(frames, ignore_index=True).assign(setting=job.params.setting_name)
+    columns = ["ablation", "setting", "metric", "test", "ties", "perturbation", "strength", "draws", "epsilon",
+               "seed", "span", "mean_delta", "decrease_acc", "n_pairs", "alpha", "lam"]
+    io.write_csv(job.output[0], tidy.reindex(columns=columns))
+
+
+def sanity_shift(job: StepIO) -> None:
+    """Table E.2 (000 App. E.2): meta-AUPRC before and after adding a constant to every activation.
+
+    ``a'_k = a_k + constant``; both runs choose α/λ on the validation units and score in float64 (so the
+    shift rounds no input onto another). Every metric except cosine is invariant to the shift (App. A.4).
+    """
+    from tqdm import tqdm
+
+    units = _load_units(job)
+    meta, constant = job.params.meta, float(job.params.constant)
+    original = units.activations.astype(np.float64)
+    grid = alpha_grid(job.params.setting, meta)
+    rows = []
+    for metric in tqdm(job.params.metrics, desc="shifted activations", unit="metric"):
+        before = _search_row(job.params.setting_name, metric, units, original, meta, grid)
+        after = _search_row(job.params.setting_name, metric, units, original + constant, meta, grid)
+        rows.append({"metric": metric, "ties": meta["ties"], "setting": job.params.setting_name,
+                     "constant": constant, "original_auprc": before["test_auprc"],
+                     "shifted_auprc": after["test_auprc"], "delta_auprc": after["test_auprc"] - before["test_auprc"],
+                     "original_alpha": before["alpha"], "shifted_alpha": after["alpha"],
+                     "original_lam": before["lam"], "shifted_lam": after["lam"]})
+    io.write_csv(job.output[0], pd.DataFrame(rows), float_format="%.4f")
+
+
+def _concat(paths: Sequence[str]) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+
+
+def _write_table(path: str | Path, table: pd.DataFrame) -> None:
+    io.write_csv(path, table, float_format="%.4f")
+
+
+def sanity_table3(job: StepIO) -> None:
+    """Table 3 (experimental and theoretical Decrease Acc, pass at the threshold), Tables F.1–F.4 and the tidy
+    experimental results of every setting (``results/sanity_experimental.csv``)."""
+    from neuroneval.sanity.tables import paper_groups, per_setting_table, table3
+
+    sanity = job.params.sanity
+    experimental = _concat(job.input.experimental)
+    theoretical = pd.read_csv(job.input.theoretical)
+    metrics, settings, ties = list(sanity["metrics"]), list(sanity["settings"]), sanity["ties"]
+    _write_table(job.output.table3, table3(experimental, theoretical, metrics=metrics, settings=settings, ties=ties,
+                                           threshold=sanity["pass_threshold"]))
+    for path, group in zip(job.output.detail, paper_groups(settings, (2, 2, 2)), strict=True):
+        _write_table(path, per_setting_table(experimental, metrics=metrics, settings=group, ties=ties))
+    io.write_csv(job.output.tidy, experimental)
+
+
+def sanity_theoretical_tables(job: StepIO) -> None:
+    """Tables C.1–C.4 (Decrease Acc and mean Δs per γ, ``lim γ→0`` from App. D), D.2 (closed forms), E.6/E.7
+    (combinations) and Figure 3 (Δs against γ, extra labels)."""
+    from neuroneval.pipeline.sanity_plots import plot_delta_vs_gamma
+    from neuroneval.sanity.tables import analytical_table, gamma_table, limit_column
+
+    sanity = job.params.sanity
+    theory = sanity["theoretical"]
+    theoretical = pd.read_csv(job.input[0])
+    metrics, ties, threshold = list(sanity["metrics"]), sanity["ties"], sanity["pass_threshold"]
+    spans = theoretical.groupby("metric")["span"].first().to_dict()
+    out = job.output
+    passing = {}
+    for test, accuracy_path, delta_path in (("missing", out.c1, out.c3), ("extra", out.c2, out.c4)):
+        accuracy = gamma_table(theoretical, metrics=metrics, test=test, ties=ties, threshold=threshold)
+        passing[test] = accuracy.loc[accuracy["pass"], "metric"].tolist()
+        _write_table(accuracy_path, accuracy)
+        deltas = gamma_table(theoretical, metrics=metrics, test=test, ties=ties, value="mean_delta")
+        limits = limit_column(metrics, test=test, ties=ties, spans=spans, lam=theory["lam"])
+        _write_table(delta_path, deltas.assign(limit=deltas["metric"].map(limits)))
+    combinations = [*sanity["combinations"]["metrics"], "f1"]
+    for test, path in (("missing", out.e6), ("extra", out.e7)):
+        _write_table(path, gamma_table(theoretical, metrics=combinations, test=test, ties=ties, threshold=threshold))
+    io.write_csv(out.d2, analytical_table(metrics, gammas=theory["gammas"], n=theory["n"], spans=spans,
+                                          epsilon=sanity["epsilon"], lam=theory["lam"]))
+    plot_delta_vs_gamma(theoretical[theoretical["ties"] == ties], metrics=metrics, test="extra",
+                        passing=passing["extra"], epsilon=sanity["epsilon"], path=out.figure)
+
+
+def sanity_meta_tables(job: StepIO) -> None:
+    """Tables F.5–F.7 (per-setting meta-AUPRC, rank, chosen α/λ; from ``results/meta.csv``) and E.9
+    (combinations next to the single metrics)."""
+    from neuroneval.sanity.tables import combination_meta_table, meta_detail_table, paper_groups
+
+    meta = pd.read_csv(job.input.meta)
+    settings, metrics = list(job.params.meta_settings), list(job.params.meta_metrics)
+    for path, group in zip(job.output.detail, paper_groups(settings, (4, 4)), strict=True):
+        _write_table(path, meta_detail_table(meta, metrics=metrics, settings=group))
+    sanity = job.params.sanity
+    combined = _concat(job.input.combinations)
+    _write_table(job.output.e9, combination_meta_table(
+        combined, combinations=sanity["combinations"]["metrics"], metrics=sanity["metrics"],
+        settings=sanity["combinations"]["meta_settings"]))
+
+
+def sanity_ablation_tables(job: StepIO) -> None:
+    """Tables E.1 (r₋, r₊), E.3 (random vs semantic), E.4 (ε), E.5 (draws) and E.8 (combinations, experimental)."""
+    from neuroneval.sanity.tables import ablation_table, per_setting_table
+
+    sanity = job.params.sanity
+    ablations = _concat(job.input.ablations)
+    metrics, ties = list(sanity["metrics"]), sanity["ties"]
+    specs = ((job.output.e1, "strength", "strength", "r"), (job.output.e3, "semantic", "perturbation", ""),
+             (job.output.e4, "epsilon", "epsilon", "eps"), (job.output.e5, "draws", "draws", "draws"))
+    for path, ablation, column, label in specs:
+        _write_table(path, ablation_table(ablations, metrics=metrics, ties=ties, ablation=ablation, column=column,
+                                          label=label))
+    experimental = _concat(job.input.experimental)
+    _write_table(job.output.e8, per_setting_table(experimental, metrics=[*sanity["combinations"]["metrics"], "f1"],
+                                                  settings=sanity["combinations"]["settings"], ties=ties))
+
+
+def sanity_ties(job: StepIO) -> None:
+    """``results/ties.csv`` and its figure: the tie metrics' Decrease Acc and Δs in average vs reference mode,
+    experimental (per setting and mean) and theoretical (per γ and mean)."""
+    from neuroneval.pipeline.sanity_plots import plot_ties
+    from neuroneval.sanity.tables import ties_comparison
+
+    metrics = list(job.params.sanity["tie_metrics"])
+    comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics)
+    io.write_csv(job.output.table, comparison, float_format="%.4f")
+    plot_ties(comparison, metrics=metrics, path=job.output.figure)

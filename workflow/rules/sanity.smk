@@ -1,0 +1,235 @@
+# Missing/Extra Labels tests and their ablations (paper 000 Sec. 4, App. C-F): Table 3, Tables C.1-C.4, D.2,
+# E.1-E.9, F.1-F.7, Figure 3 and the tie-mode comparison. Knobs: `sanity:` in params.yaml.
+rule sanity_hyperparameters:
+    input:
+        activations=setting_activations,
+        concepts=setting_concepts,
+        truth=setting_truth,
+        meta=sanity_meta_file,
+    output:
+        "results/sanity/hyperparameters/{setting}.csv",
+    log:
+        "logs/sanity/hyperparameters_{setting}.log",
+    benchmark:
+        "logs/benchmarks/sanity_hyperparameters_{setting}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=setting_config,
+        meta=config["meta"],
+        metrics=sanity_search_metrics,
+    script:
+        "../scripts/sanity_hyperparameters.py"
+
+
+rule sanity_experimental:
+    input:
+        activations=setting_activations,
+        concepts=setting_concepts,
+        truth=setting_truth,
+        hyperparameters="results/sanity/hyperparameters/{setting}.csv",
+    output:
+        "results/sanity/experimental/{setting}.csv",
+    log:
+        "logs/sanity/experimental_{setting}.log",
+    benchmark:
+        "logs/benchmarks/sanity_experimental_{setting}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=setting_config,
+        meta=config["meta"],
+        sanity=SANITY,
+        metrics=sanity_experimental_metrics,
+    script:
+        "../scripts/sanity_experimental.py"
+
+
+rule sanity_theoretical:
+    output:
+        "results/sanity/theoretical/{ties}.csv",
+    log:
+        "logs/sanity/theoretical_{ties}.log",
+    benchmark:
+        "logs/benchmarks/sanity_theoretical_{ties}.tsv"
+    wildcard_constraints:
+        ties="average|reference",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        metrics=sanity_theoretical_metrics,
+        theoretical=SANITY["theoretical"],
+        epsilon=SANITY["epsilon"],
+        seed=SANITY["seed"],
+    script:
+        "../scripts/sanity_theoretical.py"
+
+
+rule sanity_ablation:
+    input:
+        **SANITY_ABLATION_INPUTS,
+        hyperparameters=f"results/sanity/hyperparameters/{SANITY_ABLATION_SETTING}.csv",
+    output:
+        "results/sanity/ablations/{ablation}.csv",
+    log:
+        "logs/sanity/ablation_{ablation}.log",
+    benchmark:
+        "logs/benchmarks/sanity_ablation_{ablation}.tsv"
+    wildcard_constraints:
+        ablation="|".join(SANITY_ABLATIONS),
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=config["settings"][SANITY_ABLATION_SETTING],
+        setting_name=SANITY_ABLATION_SETTING,
+        meta=config["meta"],
+        sanity=SANITY,
+        metrics=SANITY["metrics"],
+    script:
+        "../scripts/sanity_ablation.py"
+
+
+rule sanity_shift:
+    input:
+        **SANITY_SHIFT_INPUTS,
+    output:
+        "results/tableE2.csv",
+    log:
+        "logs/sanity/shift.log",
+    benchmark:
+        "logs/benchmarks/sanity_shift.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=config["settings"][SANITY_SHIFT_SETTING],
+        setting_name=SANITY_SHIFT_SETTING,
+        meta=config["meta"],
+        constant=SANITY["shift"]["constant"],
+        metrics=SANITY["metrics"],
+    script:
+        "../scripts/sanity_shift.py"
+
+
+rule sanity_table3:
+    input:
+        experimental=expand(
+            "results/sanity/experimental/{setting}.csv", setting=SANITY_SETTINGS
+        ),
+        theoretical=f"results/sanity/theoretical/{SANITY['ties']}.csv",
+    output:
+        table3="results/table3.csv",
+        detail=expand("results/tableF{number}.csv", number=[1, 2, 3, 4]),
+        tidy="results/sanity_experimental.csv",
+    log:
+        "logs/sanity/table3.log",
+    conda:
+        "../../environment.yml"
+    params:
+        sanity=SANITY,
+    script:
+        "../scripts/sanity_table3.py"
+
+
+rule sanity_theoretical_tables:
+    input:
+        f"results/sanity/theoretical/{SANITY['ties']}.csv",
+    output:
+        c1="results/tableC1.csv",
+        c2="results/tableC2.csv",
+        c3="results/tableC3.csv",
+        c4="results/tableC4.csv",
+        d2="results/tableD2.csv",
+        e6="results/tableE6.csv",
+        e7="results/tableE7.csv",
+        figure="results/figure3.png",
+    log:
+        "logs/sanity/theoretical_tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        sanity=SANITY,
+    script:
+        "../scripts/sanity_theoretical_tables.py"
+
+
+rule sanity_meta_tables:
+    input:
+        meta="results/meta.csv",
+        combinations=expand(
+            "results/sanity/hyperparameters/{setting}.csv",
+            setting=SANITY["combinations"]["meta_settings"],
+        ),
+    output:
+        detail=expand("results/tableF{number}.csv", number=[5, 6, 7]),
+        e9="results/tableE9.csv",
+    log:
+        "logs/sanity/meta_tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        meta_settings=META_SETTINGS,
+        meta_metrics=METRIC_NAMES,
+        sanity=SANITY,
+    script:
+        "../scripts/sanity_meta_tables.py"
+
+
+rule sanity_ablation_tables:
+    input:
+        ablations=expand(
+            "results/sanity/ablations/{ablation}.csv", ablation=SANITY_ABLATIONS
+        ),
+        experimental=expand(
+            "results/sanity/experimental/{setting}.csv",
+            setting=SANITY["combinations"]["settings"],
+        ),
+    output:
+        e1="results/tableE1.csv",
+        e3="results/tableE3.csv",
+        e4="results/tableE4.csv",
+        e5="results/tableE5.csv",
+        e8="results/tableE8.csv",
+    log:
+        "logs/sanity/ablation_tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        sanity=SANITY,
+    script:
+        "../scripts/sanity_ablation_tables.py"
+
+
+rule sanity_ties:
+    input:
+        experimental=expand(
+            "results/sanity/experimental/{setting}.csv", setting=SANITY_SETTINGS
+        ),
+        theoretical=expand(
+            "results/sanity/theoretical/{ties}.csv", ties=["average", "reference"]
+        ),
+    output:
+        table="results/ties.csv",
+        figure="results/ties.png",
+    log:
+        "logs/sanity/ties.log",
+    conda:
+        "../../environment.yml"
+    params:
+        sanity=SANITY,
+    script:
+        "../scripts/sanity_ties.py"
+
+
+rule sanity_results:
+    input:
+        rules.sanity_table3.output,
+        rules.sanity_theoretical_tables.output,
+        rules.sanity_meta_tables.output,
+        rules.sanity_ablation_tables.output,
+        rules.sanity_ties.output,
+        rules.sanity_shift.output,
