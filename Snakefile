@@ -15,6 +15,7 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/meta.smk"
 include: "workflow/rules/crowd.smk"
+include: "workflow/rules/external.smk"
 
 
 rule all:
