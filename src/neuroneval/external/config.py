@@ -241,7 +241,7 @@ def _is_model_path(key: str, value: Any) -> bool:
 
 
 def _check_exists(external: Mapping[str, Any], key: str, value: str | Path, is_folder: bool | None) -> None:
-    path = resolve_path(external, value)
+    path = resolve_path(external, value).absolute()
     relative = "" if Path(str(value)).expanduser().is_absolute() else \
         f" (relative to external.data_root = {data_root(external)})"
     if is_folder is True and not path.is_dir():
