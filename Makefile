@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.neuroneval-installed
 CORES ?= all
 
-.PHONY: setup run test lint bench dryrun clean-results repro pull chromium
+.PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull chromium
 
 setup: $(STAMP)
 
@@ -17,6 +17,15 @@ $(STAMP): pyproject.toml constraints.txt
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) results/table4.csv
+
+# Paper profile on your own datasets and checkpoints (docs/paper_profile.md). PAPER_PATHS: your overlay of paths,
+# e.g. `make paper PAPER_PATHS=my_paths.yaml`. gpu=1: one model job on the GPU at a time.
+PAPER_PATHS ?=
+paper: $(STAMP)
+	$(BIN)/snakemake results/table4.csv --cores $(CORES) --resources gpu=1 --configfile profiles/paper.yaml $(PAPER_PATHS)
+
+paper-dryrun: $(STAMP)
+	$(BIN)/snakemake results/table4.csv -n --configfile profiles/paper.yaml $(PAPER_PATHS)
 
 # The crowd task-page test drives Debian's headless Chromium; install it once where it is missing (as root).
 chromium:

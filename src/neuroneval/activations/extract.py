@@ -40,6 +40,7 @@ def record_activations(
     *,
     pooling: str = "mean",
     desc: str = "activations",
+    device: str | torch.device | None = None,
 ) -> dict[str, np.ndarray]:
     """Run ``model`` over ``batches`` and return ``{layer: (n, units) float32}`` for each requested layer.
 
@@ -53,6 +54,9 @@ def record_activations(
         Submodule names (see ``model.named_modules()``) and/or entries of :data:`OUTPUT_LAYERS`.
     pooling
         How conv (N, C, H, W) and token (N, T, D) outputs become one value per channel: ``"mean"``/``"max"``.
+    device
+        Where each batch is moved before the forward pass (the model must already be there); ``None`` leaves
+        batches where they are. Recorded values always come back to the CPU.
     """
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {sorted(POOLINGS)}, got {pooling!r}")
@@ -66,7 +70,7 @@ def record_activations(
     def make_hook(layer: str) -> Callable:
         def hook(_module: nn.Module, _inputs: tuple, output: torch.Tensor) -> None:
             values = pool(output, pooling)
-            captured[layer].append(values.float().numpy())
+            captured[layer].append(values.float().cpu().numpy())
 
         return hook
 
@@ -74,11 +78,11 @@ def record_activations(
     model.eval()
     try:
         for batch in tqdm(batches, desc=desc, unit="batch", mininterval=2.0):
-            logits = model(batch)
+            logits = model(batch if device is None else batch.to(device))
             if "logits" in captured:
-                captured["logits"].append(logits.float().numpy())
+                captured["logits"].append(logits.float().cpu().numpy())
             if "softmax" in captured:
-                captured["softmax"].append(torch.softmax(logits.double(), dim=1).float().numpy())
+                captured["softmax"].append(torch.softmax(logits.double(), dim=1).float().cpu().numpy())
     finally:
         for handle in handles:
             handle.remove()

@@ -94,10 +94,11 @@ def next_token_probabilities(
             flat_positions = batch_positions.ravel()
             rows = np.minimum(np.searchsorted(selected, flat_positions), selected.size - 1)
             hit = selected[rows] == flat_positions
-            values = torch.softmax(logits.reshape(-1, logits.shape[-1])[torch.from_numpy(np.flatnonzero(hit))], dim=-1)
+            flat_logits = logits.reshape(-1, logits.shape[-1])
+            values = torch.softmax(flat_logits[torch.from_numpy(np.flatnonzero(hit)).to(flat_logits.device)], dim=-1)
             if column_index is not None:
-                values = values[:, column_index]
-            probabilities[rows[hit]] = values.numpy()
+                values = values[:, column_index.to(values.device)]
+            probabilities[rows[hit]] = values.cpu().numpy()
             bar.update(int(hit.sum()))
     return probabilities
 
@@ -131,6 +132,7 @@ def next_token_tables(
     model_name: str = "lm",
     dataset: str = "text_probe",
     progress: bool = False,
+    exclude: Sequence[int] = (UNK_ID,),
 ) -> NextTokenTables:
     """Next-token units (softmax probabilities of the ``n_units`` most common tokens) and their concepts.
 
@@ -155,6 +157,8 @@ def next_token_tables(
         Windows per forward pass (memory only).
     model_name, dataset
         Recorded in the metadata (``model``, ``dataset``).
+    exclude
+        Token ids never chosen as units (default: the text world's ``<unk>``; a real tokenizer's special ids).
 
     Returns
     -------
@@ -166,7 +170,7 @@ def next_token_tables(
         raise ValueError(f"vocabulary has {len(vocabulary)} entries, the model {model.config.vocab_size}")
     tokens = np.asarray(token_ids, dtype=np.int64)
     concepts, concept_metadata, unit_token_ids, positions = next_token_concepts(
-        tokens, vocabulary, n_units=n_units, max_positions=max_positions, seed=seed, dataset=dataset)
+        tokens, vocabulary, n_units=n_units, max_positions=max_positions, seed=seed, dataset=dataset, exclude=exclude)
     probabilities = next_token_probabilities(model, tokens, positions, context_length=context_length,
                                              columns=unit_token_ids, batch_size=batch_size, progress=progress)
     words = [vocabulary[index] for index in unit_token_ids.tolist()]
@@ -190,16 +194,18 @@ def next_token_concepts(
     max_positions: int | None = 204_800,
     seed: int = 0,
     dataset: str = "text_probe",
+    exclude: Sequence[int] = (UNK_ID,),
 ) -> tuple[pd.DataFrame, dict[str, Any], np.ndarray, np.ndarray]:
     """The concept table of next-token units, which depends on the text only (never on a model).
 
     Returns ``(concepts, metadata, unit_token_ids, positions)``: ``next:<word>`` = 1 where the token after
     position ``i`` is ``<word>``, for the ``n_units`` most common next tokens, on the positions
     :func:`select_positions` keeps. :func:`next_token_tables` uses the same units and positions, so the
-    activation tables of every model align with this one table.
+    activation tables of every model align with this one table. ``exclude`` ids are never units (see
+    :func:`most_common_tokens`).
     """
     tokens = np.asarray(token_ids, dtype=np.int64)
-    unit_token_ids = most_common_tokens(tokens, n_units)
+    unit_token_ids = most_common_tokens(tokens, n_units, exclude=exclude)
     positions = select_positions(tokens.size, max_positions, seed=seed)
     one_hot = (tokens[positions + 1][:, None] == unit_token_ids[None, :]).astype(np.float32)
     concept_names = [f"{CONCEPT_PREFIX}{vocabulary[index]}" for index in unit_token_ids.tolist()]

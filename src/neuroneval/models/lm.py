@@ -157,7 +157,8 @@ def window_logits(
 
     ``positions`` (b, l) int64 are the stream positions whose next token ``logits`` (b, l, V) float32 predict;
     ``l`` is ``context_length`` except for a short last window, which comes in a batch of its own. ``windows``
-    restricts the run to those window indices (ascending).
+    restricts the run to those window indices (ascending). Windows run on the device of the model's parameters,
+    and the logits stay there.
     """
     if context_length > model.config.n_positions:
         raise ValueError(f"context_length {context_length} exceeds the model's n_positions "
@@ -166,12 +167,13 @@ def window_logits(
     bounds = evaluation_windows(tokens.numel(), context_length)
     selected = np.arange(len(bounds)) if windows is None else np.asarray(windows, dtype=np.int64)
     lengths = bounds[selected, 1] - bounds[selected, 0]
+    device = next(model.parameters()).device
     model.eval()
     for same_length in (selected[lengths == context_length], selected[lengths != context_length]):
         for first in range(0, same_length.size, batch_size):
             batch = same_length[first : first + batch_size]
             positions = bounds[batch, 0][:, None] + np.arange(bounds[batch[0], 1] - bounds[batch[0], 0])[None, :]
-            yield positions, model(input_ids=tokens[torch.from_numpy(positions)]).logits.float()
+            yield positions, model(input_ids=tokens[torch.from_numpy(positions)].to(device)).logits.float()
 
 
 def perplexity(model: GPT2LMHeadModel, token_ids: np.ndarray, *, context_length: int, batch_size: int = 64) -> float:
@@ -179,7 +181,7 @@ def perplexity(model: GPT2LMHeadModel, token_ids: np.ndarray, *, context_length:
     tokens = torch.from_numpy(np.asarray(token_ids, dtype=np.int64))
     total, count = 0.0, 0
     for positions, logits in window_logits(model, token_ids, context_length=context_length, batch_size=batch_size):
-        targets = tokens[torch.from_numpy(positions + 1)]
+        targets = tokens[torch.from_numpy(positions + 1)].to(logits.device)
         total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum"))
         count += targets.numel()
     return float(np.exp(total / count))

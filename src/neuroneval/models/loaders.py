@@ -272,6 +272,10 @@ def _load_timm(spec: Mapping[str, Any]) -> LoadedModel:
         raise ValueError(f"timm has no architecture {arch!r}: {error}") from error
     load_weights(module, path, description=f"timm {arch!r} with {options}")
     data_config = resolve_model_data_config(module)
+    # A ViT built with its own img_size keeps its architecture's pretrained input_size: the model's size wins.
+    image_size = getattr(getattr(module, "patch_embed", None), "img_size", None)
+    if image_size is not None and not getattr(module, "dynamic_img_size", False):
+        data_config["input_size"] = (3, *image_size)
     preprocess = ImagePreprocess(create_transform(**data_config, is_training=False))
     return LoadedModel(module, preprocess, default_layers(module, "timm"), "timm", path,
                        info={"data_config": data_config})

@@ -1,0 +1,99 @@
+"""The paper profile through Snakemake: the DAG resolves on a tiny fake tree, runs end to end, and stops early on
+a missing checkpoint; the embedded default never touches the external rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from neuroneval import io
+from tests.external.conftest import ROOT
+from tests.external.fakes import paper_overrides
+from tests.workflow.conftest import deep_update, make_workspace, run_tool
+
+PROFILE = ["--configfile", "profiles/paper.yaml", "paths.yaml"]
+HIDDEN_TRUTH = ["data/truth/imagenet_resnet50_layer4.csv", "data/truth/places_resnet18_layer4.csv"]
+TARGETS = ["results/table4.csv", *HIDDEN_TRUTH]
+# The end-to-end run keeps one setting per kind of rule (pseudo-labels + superclasses, CBM, probe, LM) to stay
+# near two minutes on two cores; the dry run above plans all ten.
+RUN_SETTINGS = ["imagenet_vit_super_siglip", "cub_cbm_gt", "cub_probe_gt", "owt_gpt2_small"]
+
+
+def paper_workspace(directory: Path, data_root: Path, **changes: dict) -> Path:
+    """The workflow with the repository's params.yaml and an overlay ``paths.yaml`` pointing at ``data_root``."""
+    workspace = make_workspace(directory, yaml.safe_load((ROOT / "params.yaml").read_text()))
+    overlay = paper_overrides(data_root)
+    for key, value in changes.items():
+        overlay = deep_update(overlay, {key: value})
+    (workspace / "paths.yaml").write_text(yaml.safe_dump(overlay, sort_keys=False))
+    return workspace
+
+
+def job_counts(output: str) -> dict[str, int]:
+    return {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", output, flags=re.MULTILINE)}
+
+
+def test_dry_run_resolves_the_paper_dag(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    workspace = paper_workspace(tmp_path, paper_tree[0])
+    result = run_tool(["snakemake", "-n", "--cores", "1", *TARGETS, *PROFILE], workspace)
+    counts = job_counts(result.stdout)
+    assert counts == {"external_image_dataset": 4, "external_vision_activations": 6, "external_image_embeddings": 4,
+                      "external_pseudo_concepts": 2, "external_train_probe": 1, "external_probe_activations": 1,
+                      "external_text_dataset": 1, "external_lm_activations": 2, "setting_truth": 12,
+                      "meta_setting": 10, "table4": 1, "total": 44}
+
+
+def test_the_embedded_default_plans_no_external_job(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, yaml.safe_load((ROOT / "params.yaml").read_text()))
+    result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace)
+    assert "external_" not in result.stdout and job_counts(result.stdout)["meta_setting"] == 10
+
+
+def test_a_missing_checkpoint_stops_snakemake_naming_the_key(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    workspace = paper_workspace(tmp_path, paper_tree[0],
+                                external={"models": {"resnet18_places": {"weights_path": "checkpoints/gone.pth"}}})
+    result = run_tool(["snakemake", "-n", "--cores", "1", *TARGETS, *PROFILE], workspace, check=False)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "external.models.resnet18_places.weights_path:" in message
+    assert f"{paper_tree[0]}/checkpoints/gone.pth does not exist" in message
+    assert not (workspace / "data").exists()
+
+
+@pytest.fixture(scope="module")
+def paper_run(paper_tree: tuple[Path, dict], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workspace = paper_workspace(tmp_path_factory.mktemp("paper_run"), paper_tree[0], meta={"settings": RUN_SETTINGS})
+    run_tool(["snakemake", "--cores", "2", "results/table4.csv", *PROFILE], workspace)
+    return workspace
+
+
+@pytest.mark.slow
+def test_the_paper_dag_runs_end_to_end_on_the_fakes(paper_run: Path) -> None:
+    params = deep_update(deep_update(yaml.safe_load((ROOT / "params.yaml").read_text()),
+                                     yaml.safe_load((ROOT / "profiles/paper.yaml").read_text())),
+                         yaml.safe_load((paper_run / "paths.yaml").read_text()))
+    table = pd.read_csv(paper_run / "results/table4.csv")
+    settings = params["meta"]["settings"]
+    assert settings == RUN_SETTINGS
+    assert table.columns.tolist() == ["metric", *settings, "mean_auprc", "mean_rank"]
+    values = table[settings].to_numpy()
+    assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
+    for name in settings:
+        setting = params["settings"][name]
+        concepts, _ = io.read_concept_table(paper_run / "data/concepts" / setting["dataset"] /
+                                            f"{setting['concepts']['source'].replace(':', '-')}.parquet")
+        for unit in setting["units"]:
+            frame, metadata = io.read_activation_table(
+                paper_run / "data/activations" / setting["dataset"] / unit["model"] / f"{unit['layer']}.parquet")
+            assert frame["input_id"].tolist() == concepts["input_id"].tolist(), name
+            assert (metadata["model"], metadata["layer"], metadata["dataset"]) == (
+                unit["model"], unit["layer"], setting["dataset"])
+        truth = pd.read_csv(paper_run / "data/truth" / f"{name}.csv", dtype=str)
+        assert len(truth) > 0 and truth.columns.tolist() == ["unit", "concept"]
+    nothing_left = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv", *PROFILE], paper_run)
+    assert "Nothing to be done" in nothing_left.stdout + nothing_left.stderr

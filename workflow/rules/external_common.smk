@@ -1,0 +1,104 @@
+"""Helpers of external.smk (the paper profile): names and resolved specs from the external: params block."""
+
+import neuroneval.external.config as externals
+
+EXTERNAL = externals.external_block(config)
+externals.check_external(config)
+IMAGE_DATASETS = externals.image_datasets(EXTERNAL)
+TEXT_DATASETS = externals.text_datasets(EXTERNAL)
+EXTERNAL_RUNTIME = {
+    "device": EXTERNAL.get("device", "auto"),
+    "batch_size": EXTERNAL.get("batch_size", 64),
+    "num_workers": EXTERNAL.get("num_workers", 0),
+}
+EXTERNAL_GPUS = 0 if EXTERNAL_RUNTIME["device"] == "cpu" else 1
+
+
+wildcard_constraints:
+    image_dataset="|".join(IMAGE_DATASETS) or "NO_IMAGE_DATASET",
+    text_dataset="|".join(TEXT_DATASETS) or "NO_TEXT_DATASET",
+    vision_model="|".join(externals.vision_models(EXTERNAL)) or "NO_VISION_MODEL",
+    embedder="|".join(externals.embedders(EXTERNAL)) or "NO_EMBEDDER",
+    external_lm="|".join(externals.language_models(EXTERNAL)) or "NO_LANGUAGE_MODEL",
+    external_probe="|".join(externals.probes(EXTERNAL)) or "NO_PROBE",
+
+
+def image_dataset_spec(wildcards):
+    return externals.dataset_spec(EXTERNAL, wildcards.image_dataset)
+
+
+def image_dataset_files(wildcards):
+    return externals.dataset_files(EXTERNAL, wildcards.image_dataset)
+
+
+def text_dataset_spec(wildcards):
+    return externals.dataset_spec(EXTERNAL, wildcards.text_dataset)
+
+
+def text_dataset_files(wildcards):
+    tokenizer_model = EXTERNAL["datasets"][wildcards.text_dataset]["tokenizer_model"]
+    return externals.dataset_files(
+        EXTERNAL, wildcards.text_dataset
+    ) + externals.model_files(EXTERNAL, tokenizer_model)
+
+
+def text_tokenizer_spec(wildcards):
+    tokenizer_model = EXTERNAL["datasets"][wildcards.text_dataset]["tokenizer_model"]
+    return externals.model_spec(EXTERNAL, tokenizer_model)
+
+
+def vision_model_spec(wildcards):
+    return externals.model_spec(EXTERNAL, wildcards.vision_model)
+
+
+def vision_model_files(wildcards):
+    return externals.model_files(EXTERNAL, wildcards.vision_model)
+
+
+def embedder_spec(wildcards):
+    return externals.model_spec(EXTERNAL, wildcards.embedder)
+
+
+def embedder_files(wildcards):
+    return externals.model_files(EXTERNAL, wildcards.embedder)
+
+
+def external_lm_spec(wildcards):
+    return externals.model_spec(EXTERNAL, wildcards.external_lm)
+
+
+def external_lm_files(wildcards):
+    return externals.model_files(EXTERNAL, wildcards.external_lm)
+
+
+def pseudo_label_spec(wildcards):
+    return (EXTERNAL.get("pseudo_labels") or {}).get(wildcards.embedder, {})
+
+
+def pseudo_calibration_inputs(wildcards):
+    """A ``fit`` calibration reads another dataset's embeddings and labels."""
+    calibration = pseudo_label_spec(wildcards).get("calibration") or {}
+    if calibration.get("method") != "fit":
+        return {}
+    dataset = calibration["dataset"]
+    return {
+        "calibration_embeddings": f"data/external/{dataset}/embeddings/{wildcards.embedder}.npz",
+        "calibration_concepts": f"data/concepts/{dataset}/labels.parquet",
+    }
+
+
+def external_probe_spec(wildcards):
+    return EXTERNAL["probes"][wildcards.external_probe]
+
+
+def external_probe_train_inputs(wildcards):
+    probe = external_probe_spec(wildcards)
+    return {
+        "embeddings": f"data/external/{probe['train_dataset']}/embeddings/{probe['features']}.npz",
+        "concepts": f"data/concepts/{probe['train_dataset']}/labels.parquet",
+    }
+
+
+def external_probe_embeddings(wildcards):
+    features = external_probe_spec(wildcards)["features"]
+    return f"data/external/{wildcards.image_dataset}/embeddings/{features}.npz"
