@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import rankdata
 
 from neuroneval.meta import build_table4, evaluate_metric, meta_auprc, split_units, truth_mask
-from neuroneval.metrics import score
+from neuroneval.metrics import get_spec, score
 
 
 def brute_force_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -119,3 +119,27 @@ def test_evaluate_metric_takes_combinations_and_picks_the_best_validation_alpha(
     best = max(grid, key=lambda alpha: (val[alpha], -grid.index(alpha)))
     assert result.params == {"alpha": best} and result.val_auprc == pytest.approx(val[best])
     assert result.test_auprc == pytest.approx(meta_auprc(by_alpha[best][2:], truth[2:]))
+
+
+@pytest.mark.parametrize("metric", ["wpmi", "correlation", "iou"])
+def test_evaluate_metric_matches_scoring_every_grid_point(metric: str) -> None:
+    """The shared-pass grid search (WPMI interpolated in λ) equals one full ``score`` call per grid point."""
+    rng = np.random.default_rng(8)
+    concepts = (rng.random((600, 7)) < 0.15).astype(np.float64)
+    activations = concepts[:, ::-1] + 0.8 * rng.standard_normal((600, 7))
+    truth = np.fliplr(np.eye(7, dtype=bool))
+    alphas, lams = [0.01, 0.05, 0.2], [0.0, 0.3, 1.0]
+    val_units, test_units = np.array([1, 4]), np.array([0, 2, 3, 5, 6])
+    result = evaluate_metric(metric, activations, concepts, truth, val_units=val_units, test_units=test_units,
+                             alpha_grid=alphas, lam_grid=lams, fixed_params={"seed": 3})
+    spec_params = get_spec(metric).params
+    points = [{}]
+    if "alpha" in spec_params:
+        points = [{"alpha": alpha} for alpha in alphas]
+    if "lam" in spec_params:
+        points = [{**point, "lam": lam} for point in points for lam in lams]
+    full = [score(metric, activations, concepts, seed=3, **point) for point in points]
+    val = [meta_auprc(scores[val_units], truth[val_units]) for scores in full]
+    best = int(np.argmax(val))  # first of equal maxima
+    assert dict(result.params) == points[best] and result.val_auprc == pytest.approx(val[best], abs=1e-12)
+    assert result.test_auprc == pytest.approx(meta_auprc(full[best][test_units], truth[test_units]), abs=1e-12)

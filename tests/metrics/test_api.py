@@ -10,7 +10,17 @@ import pandas as pd
 import pytest
 import torch
 
-from neuroneval.metrics import DEFAULTS, METRICS, NeuronEvalWarning, get_spec, score, score_pairs, score_units
+from neuroneval.metrics import (
+    DEFAULTS,
+    METRICS,
+    NeuronEvalWarning,
+    engine,
+    get_spec,
+    score,
+    score_grid,
+    score_pairs,
+    score_units,
+)
 from tests.metrics.conftest import metric_params, quiet_score
 
 ALL = [*METRICS, "hmean:auc+inverse_auc"]
@@ -205,3 +215,35 @@ def test_score_units_rejects_bad_unit_lists(units, message: str, tricky_data) ->
     activations, concepts = tricky_data
     with pytest.raises(ValueError, match=message):
         score_units("iou", activations, concepts, np.asarray(units))
+
+
+@pytest.mark.parametrize("stacked", [True, False], ids=["one_pass", "pass_per_point"])
+@pytest.mark.parametrize("ties", ["average", "reference"])
+@pytest.mark.parametrize("metric", ALL)
+def test_score_grid_equals_one_call_per_point(metric: str, ties: str, stacked: bool, tricky_data,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    activations, concepts = tricky_data
+    if not stacked:
+        monkeypatch.setattr(engine, "GRID_ELEMENTS", 1)
+    spec_params = get_spec(metric).params
+    grid = [{}]
+    if "alpha" in spec_params:
+        grid = [{"alpha": alpha} for alpha in (0.003, 0.03, 0.3)]
+    if "lam" in spec_params:
+        grid = [{**point, "lam": lam} for point in grid for lam in (0.0, 0.7)]
+    units = np.array([5, 1, 3])
+    got = quiet_score(score_grid, metric, activations, concepts, units, grid, ties=ties, chunk_size=3)
+    assert len(got) == len(grid)
+    for point, scores in zip(grid, got, strict=True):
+        expected = quiet_score(score_units, metric, activations, concepts, units, ties=ties, **point)
+        np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12, err_msg=str(point))
+
+
+def test_score_grid_points_may_vary_only_alpha_and_lambda(tricky_data) -> None:
+    activations, concepts = tricky_data
+    with pytest.raises(ValueError, match=r"only \['alpha', 'lam'\]; got \['ties'\]"):
+        score_grid("auc", activations, concepts, None, [{"ties": "reference"}])
+    with pytest.raises(ValueError, match="at least one point"):
+        score_grid("auc", activations, concepts, None, [])
+    with pytest.raises(ValueError, match="takes no parameter"):
+        score_grid("correlation", activations, concepts, None, [{"alpha": 0.1}])

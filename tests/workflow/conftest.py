@@ -33,7 +33,14 @@ TINY_OVERRIDES = {
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
     "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
     "sanity": {"theoretical": {"n": 50000, "draws": 10}},
+    # small grids so that the three crowd rules add seconds, not minutes, to the tiny run
+    "crowd": {"simulation": {"n_trials": 3}, "sampling": {"sample_sizes": [10, 30, 100, 300]},
+              "aggregation": {"costs": [20, 60, 200, 600], "rater_counts": [1, 3]}, "summary": {"n_boot": 50}},
 }
+#: Everything the tiny run builds: Table 4, the worlds report, the crowd study and every sanity table.
+TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/crowd_summary.csv",
+                "sanity_results"]
+
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 
 
@@ -80,8 +87,10 @@ def run_tool(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Co
 
 @pytest.fixture(scope="session")
 def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One complete tiny run of the workflow, shared by the end-to-end tests."""
+    """One complete tiny run of the workflow (:data:`TINY_TARGETS`), shared by the workflow tests.
+
+    ``tests/conftest.py`` keeps every file of this directory on one xdist worker, so it is built once.
+    """
     workspace = make_workspace(tmp_path_factory.mktemp("tiny_run"), tiny_params())
-    run_tool(["snakemake", "--cores", "2", "results/table4.csv", "results/table4.png", "results/worlds_report.csv"],
-             workspace)
+    run_tool(["snakemake", "--cores", "2", *TINY_TARGETS], workspace)
     return workspace

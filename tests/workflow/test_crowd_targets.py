@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -15,31 +14,17 @@ import yaml
 from neuroneval.io import read_activation_table, read_concept_table
 from tests.workflow.conftest import ROOT, deep_update, run_tool, tiny_params
 
-#: Small grids so that the three crowd rules add seconds, not minutes, to the tiny run.
-TINY_CROWD = {
-    "simulation": {"n_trials": 3},
-    "sampling": {"sample_sizes": [10, 30, 100, 300]},
-    "aggregation": {"costs": [20, 60, 200, 600], "rater_counts": [1, 3]},
-    "summary": {"n_boot": 50},
-}
 TABLES = ("results/crowd_sampling.csv", "results/crowd_aggregation.csv", "results/crowd_summary.csv",
           "results/crowd/sampling_units.csv", "results/crowd/aggregation_units.csv")
 FIGURES = ("results/crowd_sampling.png", "results/crowd_aggregation.png")
 
 
+
+
 @pytest.fixture(scope="module")
-def crowd_run(built_workspace: Path) -> Iterator[tuple[Path, dict]]:
-    """Build results/crowd_summary.csv in the shared tiny workspace with tiny crowd grids; restore params after."""
-    params_path = built_workspace / "params.yaml"
-    original = params_path.read_text()
-    params = yaml.safe_load(original)
-    params["crowd"] = deep_update(params["crowd"], TINY_CROWD)
-    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
-    try:
-        run_tool(["snakemake", "--cores", "2", "results/crowd_summary.csv"], built_workspace)
-        yield built_workspace, params["crowd"]
-    finally:
-        params_path.write_text(original)
+def crowd_run(built_workspace: Path) -> tuple[Path, dict]:
+    """The tiny workspace, whose build includes results/crowd_summary.csv, and its crowd params."""
+    return built_workspace, yaml.safe_load((built_workspace / "params.yaml").read_text())["crowd"]
 
 
 def test_explanations_maximise_correlation_on_the_full_data(crowd_run) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroneval.meta.auprc import meta_auprc
-from neuroneval.metrics import get_spec, score_units
+from neuroneval.metrics import get_spec, score_grid, score_units
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +67,7 @@ def evaluate_metric(
     """Choose the metric's α/λ by validation meta-AUPRC, then report meta-AUPRC on the test units.
 
     Ties in the validation score go to the first grid point (grids are listed in ascending order). WPMI is
-    linear in λ, ``s(λ) = s(0) − λ·(s(0) − s(1))``, so each α costs two score evaluations whatever the λ grid.
+    linear in λ, so the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
     ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation.
     """
     spec = get_spec(metric)
@@ -78,40 +78,48 @@ def evaluate_metric(
     if val_units.size == 0 or test_units.size == 0:
         raise ValueError(f"{metric}: validation and test sets both need units with a known concept")
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
-    best_params: dict[str, float] = {}
-    best_val = -math.inf
-    cache: dict[tuple, np.ndarray] = {}
-    for point in grid:
-        scores = _scores_at(metric, activations, concepts, val_units, point, fixed_params, cache)
-        val = meta_auprc(scores, truth[val_units], higher_is_better=higher)
-        if val > best_val:
-            best_val, best_params = val, point
-    test_scores = _scores_at(metric, activations, concepts, test_units, best_params, fixed_params, {})
+    if len(grid) == 1:  # nothing to choose: score validation and test units in one call
+        units = np.concatenate([val_units, test_units])
+        scores = score_units(metric, activations, concepts, units, **fixed_params)
+        val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
+        best_params: Mapping[str, float] = grid[0]
+        best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
+    else:
+        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params)
+        best_val, best_params = -math.inf, {}
+        for point, val_scores in zip(grid, val_grid, strict=True):
+            val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
+            if val > best_val:
+                best_val, best_params = val, point
+        test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed_params)[0]
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size))
 
 
-def _scores_at(
+def _scores_on_grid(
     metric: str,
     activations: np.ndarray,
     concepts: np.ndarray,
     units: np.ndarray,
-    point: Mapping[str, float],
+    grid: Sequence[Mapping[str, float]],
     fixed_params: Mapping[str, object],
-    cache: dict[tuple, np.ndarray],
-) -> np.ndarray:
-    """Scores (len(units), C) at one grid point; WPMI's λ grid reuses the λ=0 and λ=1 evaluations.
+) -> list[np.ndarray]:
+    """Scores (len(units), C) at each grid point, from one :func:`neuroneval.metrics.score_grid` pass.
 
-    Only the given units are scored (:func:`neuroneval.metrics.score_units`): the grid search touches the
-    small validation set at every point and the test units once, at the chosen point.
+    WPMI is linear in λ, ``s(λ) = s(0) − λ·(s(0) − s(1))``, and its slope ``s(0) − s(1) = log mean(c_t)``
+    (000 Eq. A.9) does not depend on α: λ = 0 is scored at every α and λ = 1 at the first α only.
     """
-    if "lam" in point:
+    if not any("lam" in point for point in grid):
+        return score_grid(metric, activations, concepts, units, grid, **fixed_params)
+    alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
+    at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]
+    # s(0) − s(1) = log mean(c_t) involves no α, so λ = 1 is scored at one α only.
+    ends = [*at_zero, {**at_zero[0], "lam": 1.0}]
+    scored = score_grid(metric, activations, concepts, units, ends, **fixed_params)
+    slope = scored[0] - scored[-1]
+    at = {tuple(sorted(point.items())): scores for point, scores in zip(at_zero, scored, strict=False)}
+    out = []
+    for point in grid:
         base = {name: value for name, value in point.items() if name != "lam"}
-        at_zero = _scores_at(metric, activations, concepts, units, {**base, "lam_fixed": 0.0}, fixed_params, cache)
-        at_one = _scores_at(metric, activations, concepts, units, {**base, "lam_fixed": 1.0}, fixed_params, cache)
-        return at_zero - point["lam"] * (at_zero - at_one)
-    key = tuple(sorted(point.items()))
-    if key not in cache:
-        params = {("lam" if name == "lam_fixed" else name): value for name, value in point.items()}
-        cache[key] = score_units(metric, activations, concepts, units, **params, **fixed_params)
-    return cache[key]
+        out.append(at[tuple(sorted({**base, "lam": 0.0}.items()))] - point["lam"] * slope)
+    return out

@@ -5,6 +5,7 @@ Public API (DESIGN.md §3)::
     score(metric, activations, concepts, **params) -> (K, C) float64
     score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
     score_units(metric, activations, concepts, units, **params) -> (len(units), C) float64
+    score_grid(metric, activations, concepts, units, grid, **params) -> [(len(units), C) float64, ...]
     METRICS: Mapping[str, MetricSpec]
 
 ``neuroneval.metrics.reference`` holds obvious per-pair implementations of the same definitions (tests and
@@ -13,15 +14,17 @@ benchmarks compare against them). See ``help(neuroneval.metrics.score)`` for eve
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from neuroneval.metrics.edgecases import NeuronEvalWarning
-from neuroneval.metrics.engine import run
+from neuroneval.metrics.engine import run, run_grid
 from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
 
-__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_pairs", "score_units"]
+__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_grid",
+           "score_pairs", "score_units"]
 
 
 def score(metric: str, activations: Any, concepts: Any, **params: Any) -> np.ndarray:
@@ -81,6 +84,37 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, **para
     [[0.0]]
     """
     return run(metric, activations, concepts, None, params, units=units)
+
+
+def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]],
+               **params: Any) -> list[np.ndarray]:
+    """Score the listed units at every point of an α/λ grid, in one pass over the concepts.
+
+    Parameters
+    ----------
+    metric, activations, concepts, **params
+        As for :func:`score`; ``params`` are shared by every grid point.
+    units : 1-D array of int or None
+        As for :func:`score_units`; ``None`` scores every unit.
+    grid : sequence of mappings
+        Each point sets only ``alpha`` and/or ``lam`` (e.g. ``[{"alpha": 0.001}, {"alpha": 0.01}]``).
+
+    Returns
+    -------
+    list of numpy.ndarray of float64, shape (len(units), C)
+        Element i equals ``score_units(metric, activations, concepts, units, **params, **grid[i])``. Concept-side
+        features (binarized concepts, ranks, norms) are built once per concept block and shared by all points,
+        so a grid of g points costs far less than g calls (paper 000 Sec. 5's hyperparameter search).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[3.0], [2.0], [1.0], [0.0]])
+    >>> c = np.array([[1.0], [1.0], [0.0], [0.0]])
+    >>> [s.tolist() for s in score_grid("iou", a, c, None, [{"alpha": 0.25}, {"alpha": 0.5}, {"alpha": 0.75}])]
+    [[[0.5]], [[1.0]], [[0.6666666666666666]]]
+    """
+    return run_grid(metric, activations, concepts, units, list(grid), params)
 
 
 def _metric_lines() -> str:

@@ -120,6 +120,10 @@ class NumpyBackend:
     def take_rows(self, values: np.ndarray, rows: Array) -> np.ndarray:
         return values[self.index(rows)]
 
+    def concatenate(self, blocks: list[np.ndarray]) -> np.ndarray:
+        """Blocks stacked along the first axis."""
+        return np.concatenate(blocks, axis=0)
+
     def nonzero(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row, column) of the nonzero entries of a matrix, in row-major order."""
         rows, columns = np.nonzero(values)
@@ -254,6 +258,9 @@ class TorchBackend:
 
     def take_rows(self, values: Any, rows: Array) -> Any:
         return values[self.index(rows)]
+
+    def concatenate(self, blocks: list[Any]) -> Any:
+        return self.torch.cat(blocks, dim=0)
 
     def nonzero(self, values: Any) -> tuple[Any, Any]:
         found = self.torch.nonzero(values)

@@ -29,6 +29,10 @@ STREAM_UNIT_NOISE = 3
 STREAM_CONCEPT_NOISE = 4
 STREAM_TR_BINARY = 5
 
+#: Unit-side cache keys that depend on no parameter a grid varies (α, λ): shared by a grid's contexts.
+ALPHA_FREE_UNIT_FEATURES = frozenset({"host_values", "values", "noisy_values", "concept_noise", "centred_ranks",
+                                      "standardized", "standardized_ranks", "normalized", "centred"})
+
 
 @dataclass(frozen=True)
 class Params:
@@ -73,6 +77,12 @@ class Context:
 
     ``activations`` and ``concepts`` are the full host matrices (n, K) and (n, C); ``unit_rows`` are the
     units this call scores (all of them for ``score``, the listed ones for ``score_pairs``).
+
+    ``points`` (empty: just ``params``) stacks several parameter settings that differ only in α and λ
+    (:func:`neuroneval.metrics.score_grid`): the kernel's unit side then has one block of ``len(unit_rows)``
+    rows per point, in order, built from the shared unit values by :func:`neuroneval.metrics.features.unit_binary` and
+    :meth:`row_lams`,
+    so one pass over a concept chunk scores every point.
     """
 
     be: Backend
@@ -81,16 +91,33 @@ class Context:
     activations: np.ndarray
     concepts: np.ndarray
     unit_rows: np.ndarray
+    points: tuple[Params, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict)
+    _shared: dict[str, Any] = field(default_factory=dict)
+    _shared_keys: frozenset[str] = frozenset()
 
     @property
     def n(self) -> int:
         return int(self.activations.shape[0])
 
+    def grid_points(self) -> tuple[Params, ...]:
+        """The parameter settings stacked on the unit side (just ``params`` outside a grid)."""
+        return self.points or (self.params,)
+
+    def row_lams(self) -> Any:
+        """λ of each unit-side row of a grid context, a (points·K',) vector on the device."""
+        lams = np.repeat([point.lam for point in self.points], self.unit_rows.size).astype(np.float64)
+        return self.memo("row_lams", lambda: self.be.asarray(lams))
+
+    def share(self, cache: dict[str, Any], keys: frozenset[str]) -> None:
+        """Keep the features named in ``keys`` in ``cache``, shared with other contexts of the same units."""
+        self._shared, self._shared_keys = cache, keys
+
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        cache = self._shared if key in self._shared_keys else self._cache
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
 
     def host_unit_values(self) -> np.ndarray:
         """Activations of the call's units, unit-major (K', n) float64 on the host."""

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from neuroneval.metrics import confusion, correlation, ranking, topandrandom, wpmi_mad
 from neuroneval.metrics.backend import get_backend
-from neuroneval.metrics.context import WORK_ELEMENTS, AllPairs, ConceptChunk, Context, ListedPairs, Params
+from neuroneval.metrics.context import (
+    ALPHA_FREE_UNIT_FEATURES,
+    WORK_ELEMENTS,
+    AllPairs,
+    ConceptChunk,
+    Context,
+    ListedPairs,
+    Params,
+)
 from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.registry import COMMON_PARAMS, MetricSpec, get_spec
 from neuroneval.metrics.validation import check_inputs, check_pairs, check_units, resolve_params
@@ -39,6 +47,12 @@ KERNELS: Mapping[str, Kernel] = {
 
 _SAMPLED = ("correlation_tr", "spearman_tr")
 
+#: Parameters a grid point of :func:`run_grid` may vary.
+GRID_PARAMS = frozenset({"alpha", "lam"})
+
+#: Most binarized unit values (grid points × units × inputs) stacked into one pass of :func:`_all_pairs`.
+GRID_ELEMENTS = 2**25
+
 
 def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
     """Largest temporary per concept of a chunk, in elements (sets the chunk size)."""
@@ -47,21 +61,35 @@ def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
     return 4 * ctx.n
 
 
-def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params: Params, device: Any,
-               notes: Notes, unit_rows: np.ndarray) -> np.ndarray:
-    """Scores (len(unit_rows), C) of the given units against every concept, concept block by block."""
+def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params_list: Sequence[Params],
+               device: Any, notes: Notes, unit_rows: np.ndarray) -> list[np.ndarray]:
+    """Scores (len(unit_rows), C) of the given units against every concept, one array per entry of
+    ``params_list``, concept block by block.
+
+    The entries may differ only in α and λ (see :func:`run_grid`). They are stacked on the unit side, as
+    many per pass as fit in :data:`GRID_ELEMENTS` binarized values, so each pass reads and prepares every
+    concept block once for all its entries and scores them with one kernel call (one GEMM of (g·K', n) by
+    (n, C')). The units' raw values, ranks and noise are computed once for all passes.
+    """
     be = get_backend(device)
     n_units, n_concepts = unit_rows.size, concepts.shape[1]
-    out = np.empty((n_units, n_concepts), dtype=np.float64)
+    outs = [np.empty((n_units, n_concepts), dtype=np.float64) for _ in params_list]
     if n_units == 0 or n_concepts == 0:
-        return out
-    ctx = Context(be, params, notes, activations, concepts, unit_rows)
+        return outs
+    per_pass = max(1, GRID_ELEMENTS // (n_units * activations.shape[0]))
+    shared_unit_cache: dict[str, Any] = {}
     kernel, pairing = KERNELS[metric], AllPairs(be)
-    step = params.chunk_size or max(1, WORK_ELEMENTS // _elements_per_concept(metric, ctx, n_units))
-    for start in range(0, n_concepts, step):
-        rows = np.arange(start, min(n_concepts, start + step))
-        out[:, rows] = be.to_numpy(kernel(ctx, ConceptChunk(ctx, rows), pairing))
-    return out
+    for first in range(0, len(params_list), per_pass):
+        points = tuple(params_list[first:first + per_pass])
+        ctx = Context(be, points[0], notes, activations, concepts, unit_rows, points if len(points) > 1 else ())
+        ctx.share(shared_unit_cache, ALPHA_FREE_UNIT_FEATURES)
+        step = points[0].chunk_size or max(1, WORK_ELEMENTS // _elements_per_concept(metric, ctx, n_units))
+        for start in range(0, n_concepts, step):
+            rows = np.arange(start, min(n_concepts, start + step))
+            block = be.to_numpy(kernel(ctx, ConceptChunk(ctx, rows), pairing))
+            for offset in range(len(points)):
+                outs[first + offset][:, rows] = block[offset * n_units:(offset + 1) * n_units]
+    return outs
 
 
 def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pairs: np.ndarray,
@@ -96,25 +124,55 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping
         units: Any = None) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
     ones; warnings once per call."""
+    if pairs is None:
+        return run_grid(metric, activations, concepts, units, [{}], given)[0]
     spec: MetricSpec = get_spec(metric)
-    params, device = resolve_params(spec, given)
+    resolve_params(spec, given)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
-    if pairs is not None:
-        pairs = check_pairs(pairs, activation_matrix.shape[1], concept_matrix.shape[1])
-    unit_rows = (np.arange(activation_matrix.shape[1]) if units is None
-                 else check_units(units, activation_matrix.shape[1]))
-    names = spec.components or (spec.name,)
+    pairs = check_pairs(pairs, activation_matrix.shape[1], concept_matrix.shape[1])
     parts = []
-    for name in names:
-        if spec.components:
-            accepted = set(get_spec(name).params) | set(COMMON_PARAMS)
-            params_part, _ = resolve_params(get_spec(name), {k: v for k, v in given.items() if k in accepted})
-        else:
-            params_part = params
+    for name in spec.components or (spec.name,):
+        params, device = resolve_params(get_spec(name), _accepted(name, given))
         notes = Notes(name)
-        if pairs is None:
-            parts.append(_all_pairs(name, activation_matrix, concept_matrix, params_part, device, notes, unit_rows))
-        else:
-            parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params_part, device, notes))
+        parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes))
         notes.emit(stacklevel=4)
     return parts[0] if len(parts) == 1 else _harmonic_mean(parts)
+
+
+def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: Sequence[Mapping[str, Any]],
+             given: Mapping[str, Any]) -> list[np.ndarray]:
+    """Scores of the rows ``units`` (all units when ``None``) at each point ``{**given, **point}``.
+
+    The points may set only ``alpha`` and ``lam``; everything else comes from ``given`` and is shared, which
+    lets every point reuse one pass over the concepts (see :func:`_all_pairs`). Warnings once per call.
+    """
+    spec: MetricSpec = get_spec(metric)
+    if not points:
+        raise ValueError("a parameter grid needs at least one point")
+    for point in points:
+        varying = sorted(set(point) - GRID_PARAMS)
+        if varying:
+            raise ValueError(f"grid points may set only {sorted(GRID_PARAMS)}; got {varying} (pass shared "
+                             f"parameters once, outside the grid)")
+        resolve_params(spec, {**given, **point})
+    activation_matrix, concept_matrix = check_inputs(activations, concepts)
+    unit_rows = (np.arange(activation_matrix.shape[1]) if units is None
+                 else check_units(units, activation_matrix.shape[1]))
+    parts = []
+    for name in spec.components or (spec.name,):
+        resolved = [resolve_params(get_spec(name), _accepted(name, {**given, **point})) for point in points]
+        params_list, device = [params for params, _ in resolved], resolved[0][1]
+        distinct = list(dict.fromkeys(params_list))  # a combination's part may ignore the grid's α or λ
+        notes = Notes(name)
+        scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows)
+        parts.append([scores[distinct.index(params)] for params in params_list])
+        notes.emit(stacklevel=4)
+    if len(parts) == 1:
+        return parts[0]
+    return [_harmonic_mean([part[i] for part in parts]) for i in range(len(points))]
+
+
+def _accepted(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of ``given`` that metric ``name`` takes (a combination passes each part its own)."""
+    accepted = set(get_spec(name).params) | set(COMMON_PARAMS)
+    return {key: value for key, value in given.items() if key in accepted}

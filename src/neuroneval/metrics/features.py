@@ -17,11 +17,15 @@ ZERO_NORM = "all-zero vector(s): their cosine similarity is set to 0"
 
 
 def unit_binary(ctx: Context) -> tuple[Any, Any]:
-    """``B(a)`` of the call's units as float32 0/1 (K', n) and the active counts ``|B(a)|`` (float64)."""
+    """``B(a)`` of the call's units as float32 0/1 (K', n) and the active counts ``|B(a)|`` (float64).
+
+    In a grid context (:class:`Context` ``points``) one block of K' rows per point, at that point's α: (g·K', n).
+    """
     def compute() -> tuple[Any, Any]:
         be, params = ctx.be, ctx.params
         noisy = ctx.unit_noisy_values() if params.ties == "reference" else None
-        binary = top_alpha(be, ctx.unit_values(), params.alpha, params.ties, noisy)
+        blocks = [top_alpha(be, ctx.unit_values(), point.alpha, params.ties, noisy) for point in ctx.grid_points()]
+        binary = blocks[0] if len(blocks) == 1 else be.concatenate(blocks)
         counts = be.astype(be.sum(binary, axis=-1), be.float64)
         ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
         return binary, counts

@@ -33,7 +33,8 @@ def wpmi(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         return be.log(be.clip(values, LOG_FLOOR, None)), be.log(be.clip(means, LOG_FLOOR, None))
 
     logs, log_means = chunk.memo("wpmi_logs", concept_logs)
-    return sum_over_active(ctx, logs, pairing) / pairing.u(unit_binary(ctx)[1]) - ctx.params.lam * pairing.c(log_means)
+    lam = pairing.u(ctx.row_lams()) if ctx.points else ctx.params.lam
+    return sum_over_active(ctx, logs, pairing) / pairing.u(unit_binary(ctx)[1]) - lam * pairing.c(log_means)
 
 
 def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
