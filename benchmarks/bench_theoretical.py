@@ -1,0 +1,69 @@
+"""The theoretical Missing/Extra Labels test (paper 000, App. C) at paper size, timed and checked.
+
+Usage: ``python benchmarks/bench_theoretical.py [--n 500000] [--draws 1000] [--ties reference] [--metrics a,b]``.
+
+Runs :func:`neuroneval.sanity.theoretical.theoretical_test` on ideal binary units (a = c) at the five
+activation frequencies γ of the paper, in one process, and prints
+
+* the wall time of the whole run and per metric (each metric is run on its own so its time is its own);
+* in reference tie mode, the comparison with the published table
+  (``../shared/reference/neuron_eval_theoretical_sanity_check.csv``, via
+  :func:`neuroneval.sanity.theoretical.compare_with_reference`): rows compared, rows within ±0.005 Δs and
+  ±2 pp Decrease Acc (deterministic rows), and the largest |Δs difference| with its row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from neuroneval.metrics import METRICS
+from neuroneval.sanity.theoretical import compare_with_reference, theoretical_test
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=500_000, help="inputs per ideal unit (paper: 500,000)")
+    parser.add_argument("--draws", type=int, default=1000, help="c+/c- draws per γ and test (paper: 1,000)")
+    parser.add_argument("--ties", choices=["reference", "average"], default="reference")
+    parser.add_argument("--metrics", default=",".join(METRICS), help="comma-separated metric names")
+    parser.add_argument("--out", type=Path, help="write the results table here (CSV)")
+    args = parser.parse_args()
+
+    metrics = args.metrics.split(",")
+    print(f"theoretical test: n = {args.n:,}, draws = {args.draws:,}, ties = {args.ties}, {len(metrics)} metrics")
+    tables, started = [], time.perf_counter()
+    for metric in metrics:
+        began = time.perf_counter()
+        tables.append(theoretical_test([metric], n=args.n, draws=args.draws, ties=args.ties, progress=False))
+        print(f"  {metric:28s} {time.perf_counter() - began:8.1f} s", flush=True)
+    total = time.perf_counter() - started
+    results = pd.concat(tables, ignore_index=True)
+    print(f"total {total:.1f} s ({total / 60:.1f} min)")
+    if args.out:
+        results.to_csv(args.out, index=False)
+    if args.ties != "reference":
+        return
+    comparison = compare_with_reference(results)
+    deterministic = comparison[comparison["kind"] == "deterministic"]
+    judged = comparison[comparison["delta_ok"].notna()]
+    worst = comparison.loc[comparison["delta_diff"].abs().idxmax()]
+    print(f"published rows matched: {len(comparison)}; Δs within ±0.005: {int(judged['delta_ok'].sum())}/"
+          f"{len(judged)}; deterministic rows within ±0.005 Δs and ±2 pp: {int(deterministic['ok'].sum())}/"
+          f"{len(deterministic)}")
+    print(f"largest |Δs difference| {abs(worst['delta_diff']):.4f} ({worst['metric']}, γ = {worst['gamma']}, "
+          f"{worst['test']}, kind {worst['kind']})")
+    failing = comparison[(comparison["delta_ok"] == False) | (comparison["ok"] == False)]  # noqa: E712
+    if len(failing):
+        print("rows outside tolerance:")
+        print(failing[["metric", "gamma", "test", "kind", "delta_diff", "accuracy_diff", "delta_z"]].to_string())
+
+
+if __name__ == "__main__":
+    main()
