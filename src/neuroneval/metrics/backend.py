@@ -139,6 +139,20 @@ class NumpyBackend:
         """``values[:, index]`` for a (R, n) matrix and an integer matrix (L, m): shape (R, L, m)."""
         return values[:, self.index(index)]
 
+    def weighted_column_sums(self, values: np.ndarray, index: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``Σ_j weights[l, j] · values[:, index[l, j]]`` for (R, n) values and (L, m) index/weights: (L, R) float64.
+
+        A sparse (L, n) matrix with the weights at the indexed columns times ``valuesᵀ``: one pass over the
+        L·m entries reading R contiguous values each, with no (R, L, m) temporary.
+        """
+        from scipy.sparse import csr_matrix
+
+        rows, width = index.shape
+        weights64 = np.ascontiguousarray(weights, dtype=np.float64).ravel()
+        selector = csr_matrix((weights64, np.ascontiguousarray(index).ravel(), np.arange(0, rows * width + 1, width)),
+                              shape=(rows, values.shape[-1]))
+        return np.asarray(selector @ np.ascontiguousarray(values.T), dtype=np.float64)
+
     def gather_pairs(self, values: np.ndarray, rows: Array, index: Array) -> np.ndarray:
         """``values[rows[:, None], index]``: shape (P, m)."""
         return values[self.index(rows)[:, None], self.index(index)]
@@ -273,6 +287,10 @@ class TorchBackend:
 
     def gather_columns(self, values: Any, index: Array) -> Any:
         return values[:, self.index(index)]
+
+    def weighted_column_sums(self, values: Any, index: Any, weights: Any) -> Any:
+        transposed = values.T.contiguous()
+        return (transposed[self.index(index)].to(self.float64) * weights[..., None]).sum(dim=1)
 
     def gather_pairs(self, values: Any, rows: Array, index: Array) -> Any:
         return values[self.index(rows)[:, None], self.index(index)]

@@ -1,6 +1,7 @@
 """Binary metrics from the confusion counts of ``B(a)`` (label) and ``B(c)`` (prediction), 000 Table A.1.
 
-All pairs at once: ``TP = B(A)ᵀ B(C)`` is one float32 GEMM of 0/1 matrices (exact below 2**24 inputs);
+All pairs at once: ``TP = B(A)ᵀ B(C)`` is one float32 GEMM of 0/1 matrices (exact below 2**24 inputs), or,
+when every unit has few active inputs (small α), a gather of ``B(C)`` at those inputs and a sum;
 ``FN = |B(a)| − TP``, ``FP = |B(c)| − TP``, ``TN = n − |B(a)| − |B(c)| + TP`` follow from the row sums.
 """
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from neuroneval.metrics.context import ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import safe_divide
-from neuroneval.metrics.features import ALL_ACTIVE, concept_binary, unit_binary
+from neuroneval.metrics.features import ALL_ACTIVE, concept_binary, few_active, sum_over_active, unit_binary
 
 NO_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): 0/0 is set to 0"
 ALL_POSITIVES = "concept(s) positive on every input: 0/0 is set to 0"
@@ -20,7 +21,10 @@ def confusion(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> tuple[Any,
     """(TP, |B(a)|, |B(c)|) broadcast to the pairing's shape, all float64."""
     unit_bits, active = unit_binary(ctx)
     concept_bits, positives = concept_binary(chunk)
-    true_positives = ctx.be.astype(pairing.dot(unit_bits, concept_bits), ctx.be.float64)
+    if few_active(ctx):
+        true_positives = sum_over_active(ctx, concept_bits, pairing)
+    else:
+        true_positives = ctx.be.astype(pairing.dot(unit_bits, concept_bits), ctx.be.float64)
     return true_positives, pairing.u(active), pairing.c(positives)
 
 

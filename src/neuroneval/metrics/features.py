@@ -63,6 +63,15 @@ def unit_active_index(ctx: Context) -> tuple[Any, Any]:
     return ctx.memo("active_index", compute)
 
 
+def few_active(ctx: Context) -> bool:
+    """Whether every unit has so few active inputs (|B(a)|·SPARSE_FACTOR < n) that gathering them beats a GEMM."""
+    def compute() -> bool:
+        counts = unit_binary(ctx)[1]
+        return int(ctx.be.to_numpy(ctx.be.max(counts, axis=-1))) * SPARSE_FACTOR < ctx.n
+
+    return ctx.memo("few_active", compute)
+
+
 def sum_over_active(ctx: Context, concept_side: Any, pairing: Pairing) -> Any:
     """Σ_{i ∈ B(a_k)} X[t, i] for the pairing's pairs, from a concept-side matrix X (C', n), in float64.
 
@@ -70,13 +79,11 @@ def sum_over_active(ctx: Context, concept_side: Any, pairing: Pairing) -> Any:
     small α) a gather of those inputs and a sum, which costs K·|B(a)|·C instead of K·n·C.
     """
     be = ctx.be
-    counts = unit_binary(ctx)[1]
-    if int(be.to_numpy(be.max(counts, axis=-1))) * SPARSE_FACTOR >= ctx.n:
+    if not few_active(ctx):
         return pairing.dot(unit_binary64(ctx), concept_side)
     index, weights = unit_active_index(ctx)
     if isinstance(pairing, AllPairs):
-        gathered = be.gather_columns(concept_side, index)
-        return be.moveaxis01(be.sum(gathered * weights[None], axis=-1))
+        return be.weighted_column_sums(concept_side, index, weights)
     return be.sum(pairing.gather_concepts(concept_side, index) * pairing.u3(weights), axis=-1)
 
 
