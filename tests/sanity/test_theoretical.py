@@ -24,6 +24,7 @@ from neuroneval.sanity.theoretical import (
     ideal_concepts,
     load_theoretical_reference,
     positive_counts,
+    seed_spread_with_reference,
     theoretical_deltas,
     theoretical_test,
 )
@@ -82,6 +83,18 @@ def test_results_are_reproducible_and_do_not_depend_on_chunking() -> None:
         np.testing.assert_allclose(values, large[key], rtol=0, atol=1e-12)
 
 
+def test_worker_processes_give_the_same_draws_as_one_process() -> None:
+    kwargs = {"gammas": (0.3, 0.02), "n": 3_000, "draws": 9, "chunk_draws": 4, "progress": False, "ties": "reference"}
+    metrics = ["iou", "spearman", "correlation_tr", "wpmi"]
+    inline, inline_spans = theoretical_deltas(metrics, **kwargs)
+    pooled, pooled_spans = theoretical_deltas(metrics, workers=2, **kwargs)
+    assert pooled_spans == inline_spans and pooled.keys() == inline.keys()
+    for key, values in inline.items():
+        np.testing.assert_array_equal(pooled[key], values, err_msg=str(key))
+    with pytest.raises(ValueError, match="workers"):
+        theoretical_deltas(metrics, workers=0, **kwargs)
+
+
 def test_output_columns_and_ideal_units() -> None:
     table = theoretical_test(["recall", "wpmi"], gammas=(0.2,), n=1_000, draws=4, progress=False)
     assert list(table.columns) == ["metric", "test", "gamma", "n", "positives", "draws", "ties", "epsilon", "seed",
@@ -102,3 +115,17 @@ def test_reference_table_kinds() -> None:
     assert set(kinds["stochastic"]) == {"spearman", "spearman_tr", "correlation_tr"}
     boundary = reference[reference["kind"] == "boundary"][["metric", "gamma", "test"]].values.tolist()
     assert boundary == [["accuracy", 0.001, "extra"], ["inverse_auprc", 0.499, "extra"]]
+
+
+def test_seed_spread_judges_random_rows_against_our_range() -> None:
+    reference = load_theoretical_reference()
+    random_rows = reference[reference["kind"] != "deterministic"].reset_index(drop=True)
+    runs = []
+    for seed, shift in enumerate((-0.01, 0.01)):  # two runs bracketing every published value...
+        runs.append(random_rows.assign(seed=seed, mean_delta=random_rows["ref_mean_delta"] + shift,
+                                       decrease_acc=random_rows["ref_decrease_acc"]))
+    spread = seed_spread_with_reference(pd.concat(runs, ignore_index=True), reference)
+    assert len(spread) == len(random_rows) and spread["seeds"].eq(2).all()
+    assert spread["delta_within"].all() and spread["accuracy_within"].all()
+    above = pd.concat([run.assign(mean_delta=run["ref_mean_delta"] + 0.01) for run in runs], ignore_index=True)
+    assert not seed_spread_with_reference(above, reference)["delta_within"].any()  # ...or both above it

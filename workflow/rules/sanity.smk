@@ -58,7 +58,7 @@ rule sanity_theoretical:
         ties="average|reference",
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: 8
     params:
         metrics=sanity_theoretical_metrics,
         theoretical=SANITY["theoretical"],

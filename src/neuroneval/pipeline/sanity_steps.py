@@ -159,13 +159,17 @@ def sanity_experimental(job: StepIO) -> None:
 
 
 def sanity_theoretical(job: StepIO) -> None:
-    """Theoretical tests on ideal binary units (000 App. C) in tie mode ``{ties}``: one row per metric, γ, test."""
+    """Theoretical tests on ideal binary units (000 App. C) in tie mode ``{ties}``: one row per metric, γ, test.
+
+    Chunks of draws are scored in ``threads`` worker processes (the result does not depend on their number).
+    """
     from neuroneval.sanity import theoretical_test
 
     theoretical = job.params.theoretical
     table = theoretical_test(list(job.params.metrics), gammas=theoretical["gammas"], n=theoretical["n"],
                              draws=theoretical["draws"], ties=job.wildcards.ties, epsilon=job.params.epsilon,
-                             seed=job.params.seed, lam=theoretical["lam"])
+                             seed=job.params.seed, lam=theoretical["lam"], device=theoretical.get("device"),
+                             workers=job.threads)
     io.write_csv(job.output[0], table.drop(columns="seconds"))  # wall time would break byte-identical reruns
 
 

@@ -38,6 +38,7 @@ from neuroneval.sanity.theoretical import (
     PAPER_N,
     compare_with_reference,
     load_theoretical_reference,
+    seed_spread_with_reference,
     theoretical_deltas,
     theoretical_test,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "missing_labels",
     "normalized_delta",
     "perturb_labels",
+    "seed_spread_with_reference",
     "semantic_extra_labels",
     "semantic_missing_labels",
     "summarize_deltas",
