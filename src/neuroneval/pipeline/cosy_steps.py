@@ -1,0 +1,265 @@
+"""Workflow steps of CoSy (paper 002) on the embedded settings, one function per rule of ``cosy.smk``.
+
+The rules read the ``cosy:`` block of params.yaml::
+
+    cosy_explanations      truth tables of cosy.settings        -> data/cosy/explanations.csv (true + random)
+    cosy_train_embedded    vision train world + tiny CLIP       -> data/cosy_models/diffusion/ (embedded generator)
+    cosy_generate          explanations (+ world / checkpoint)  -> data/cosy/<generator>/manifest.parquet + PNGs
+    cosy_evaluate          images + unit models + probing set   -> results/cosy/generators/<generator>/*.csv
+    cosy_tables            every generator's tables             -> results/cosy/{scores,table2,table8,...}.csv/.png
+
+Science lives in :mod:`neuroneval.cosy`; these functions only move data between files and library calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+#: Per-generator tables written by :func:`cosy_evaluate` and merged by :func:`cosy_tables`.
+GENERATOR_TABLES = ("scores", "natural", "templates", "seeds", "generative", "samples")
+#: Where the embedded generator's checkpoint lives (outside data/models, which the DVC ``models`` stage owns).
+EMBEDDED_CHECKPOINT = "data/cosy_models/diffusion"
+WORLD_CLASSIFIER_LAYERS = ("softmax", "logits", "superclass", "concepts")
+
+
+def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``{setting: {"model", "layer", "dataset", "activations", "concepts", "truth", "checkpoint"}}`` of CoSy settings.
+
+    A CoSy setting probes one activation table of a classifier trained in the DAG (``data/models/<model>.pt``)
+    on the vision world; its control images are the setting's dataset (the probing split). Raises
+    ``ValueError`` naming the setting otherwise.
+    """
+    from neuroneval.settings import activation_path, concept_path, truth_path
+
+    files = {}
+    for name in names:
+        if name not in settings:
+            raise ValueError(f"cosy.settings names undefined setting {name!r}; defined: {sorted(settings)}")
+        setting = settings[name]
+        if len(setting["units"]) != 1 or not str(setting["dataset"]).startswith("vision_"):
+            raise ValueError(f"cosy setting {name}: needs exactly one units entry on a vision_* dataset, got "
+                             f"{setting['units']} on {setting['dataset']}")
+        units = setting["units"][0]
+        files[name] = {
+            "model": units["model"], "layer": units["layer"], "dataset": setting["dataset"],
+            "activations": str(activation_path(setting["dataset"], units["model"], units["layer"])),
+            "concepts": str(concept_path(setting["dataset"], "labels")),
+            "truth": str(truth_path(name)),
+            "checkpoint": f"data/models/{units['model']}.pt",
+        }
+    return files
+
+
+def cosy_explanations(job: StepIO) -> None:
+    """True and random explanations of each CoSy setting's units (random = another class of the setting)."""
+    from neuroneval.cosy.evaluation import explanation_table
+
+    knobs = job.params.cosy
+    tables = []
+    for name, truth_file in zip(knobs["settings"], job.input.truth, strict=True):
+        truth = pd.read_csv(truth_file, dtype={"unit": str, "concept": str})
+        tables.append(explanation_table(truth, setting=name, candidates=sorted(set(truth["concept"])),
+                                        max_units=knobs["max_units"], seed=int(knobs["seed"])))
+    explanations = pd.concat(tables, ignore_index=True)
+    print(f"{len(explanations)} explanations, {explanations['explanation'].nunique()} distinct prompts' concepts")
+    io.write_csv(job.output[0], explanations)
+
+
+def cosy_train_embedded(job: StepIO) -> None:
+    """Train the embedded text-conditional diffusion model on the vision world's captions."""
+    from neuroneval.cosy.embedded_diffusion import train_embedded_diffusion
+
+    report = train_embedded_diffusion(Path(job.input.world), Path(job.input.clip), Path(job.output[0]),
+                                      dict(job.params.training))
+    print(json.dumps(report, indent=1, default=str))
+
+
+def read_explanations(path: str | Path) -> pd.DataFrame:
+    """Read ``data/cosy/explanations.csv``; raises ``ValueError`` naming the file and missing columns."""
+    from neuroneval.cosy.evaluation import EXPLANATION_COLUMNS
+
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [column for column in EXPLANATION_COLUMNS if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {EXPLANATION_COLUMNS}")
+    empty = frame.index[frame["explanation"].str.strip() == ""]
+    if len(empty):
+        raise ValueError(f"{path}, row {int(empty[0]) + 2}: empty explanation")
+    return frame
+
+
+def _world_params(world_dir: str | Path) -> dict[str, Any]:
+    return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])
+
+
+def cosy_generate(job: StepIO) -> None:
+    """Generate (or resume) every image the CoSy tables need with one generator; write its manifest."""
+    from neuroneval.cosy.evaluation import image_plan
+    from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.synthesis import synthesize, write_manifest
+
+    knobs = job.params.cosy
+    name = job.wildcards.generator
+    explanations = read_explanations(job.input.explanations)
+    generator = build_generator(name, knobs.get(name, {}), world_params=_world_params(job.input.world),
+                                checkpoint=getattr(job.input, "checkpoint", None))
+    plan = image_plan(explanations, knobs)
+    root = Path(job.output.manifest).parent
+    print(f"{name}: {len(plan)} images planned ({plan['prompt'].nunique()} prompts)")
+    manifest, report = synthesize(generator, plan, root, batch_size=int(knobs["batch_size"]))
+    print(f"{name}: generated {report['generated']} images in {report['seconds']:.1f} s "
+          f"({report['images_per_second']:.2f} images/s), reused {report['reused']}")
+    write_manifest(job.output.manifest, manifest)
+    io.write_json(job.output.report, {"generator": name, "config_hash": manifest["config_hash"].iloc[0],
+                                      "images": len(manifest), **report})
+
+
+def _probe_embeddings(clip_file: str | Path, images: np.ndarray) -> np.ndarray:
+    from neuroneval.models.clip import embed_images, load_clip
+
+    model, _, _ = load_clip(clip_file)
+    return embed_images(model, images)
+
+
+def cosy_evaluate(job: StepIO) -> None:
+    """Score every explanation of every CoSy setting on one generator's images; all per-generator tables."""
+    from neuroneval.cosy.activations import classifier_units
+    from neuroneval.cosy.evaluation import (
+        generative_table,
+        natural_table,
+        score_table,
+        seed_table,
+        template_table,
+    )
+    from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
+    from neuroneval.worlds import load_vision_world
+
+    knobs = job.params.cosy
+    generator = job.wildcards.generator
+    explanations = read_explanations(job.input.explanations)
+    manifest = read_manifest(job.input.manifest)
+    world = load_vision_world(job.input.world)
+    size = world.images.shape[1]
+    images = resize_images(load_images(Path(job.input.manifest).parent, manifest["path"].tolist()), size)
+    files = cosy_setting_units(job.params.settings, knobs["settings"])
+    template = knobs["template"]
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in GENERATOR_TABLES}
+
+    embeddings = _probe_embeddings(job.input.clip, images)
+    natural_embeddings = {}
+    world_labels = world.labels
+    for concept in set(explanations["concept"]):
+        positive = np.flatnonzero(world_labels[concept].to_numpy() > 0.5)[: int(knobs["templates"]["n_natural"])]
+        natural_embeddings[concept] = _probe_embeddings(job.input.clip, world.images[positive])
+    templates_done = False
+
+    for name, paths in files.items():
+        subset = explanations[explanations["setting"] == name]
+        if subset.empty:
+            continue
+        frame, _ = io.read_activation_table(paths["activations"])
+        labels, _ = io.read_concept_table(paths["concepts"])
+        io.check_matching_ids(frame, labels, first_source=paths["activations"], second_source=paths["concepts"])
+        if knobs["n_control"] is not None:
+            frame, labels = frame.iloc[: int(knobs["n_control"])], labels.iloc[: int(knobs["n_control"])]
+        unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
+        control = io.value_matrix(frame).astype(np.float64)
+        synthetic, synthetic_names = classifier_units(
+            paths["checkpoint"], images, layer=paths["layer"], hierarchy=world.hierarchy,
+            batch_size=int(job.params.activations["batch_size"]), pooling=job.params.activations["pooling"])
+        if list(synthetic_names) != unit_names:
+            raise ValueError(f"{paths['activations']}: units {unit_names[:3]}... differ from the model's "
+                             f"{list(synthetic_names)[:3]}...")
+        synthetic = synthetic.astype(np.float64)
+        true_concepts = subset[subset["method"] == "true"].set_index("unit")["concept"]
+        target = {unit: labels[true_concepts[unit]].to_numpy() > 0.5 for unit in true_concepts.index}
+        shared = {"unit_names": unit_names, "control": control, "target_labels": target, "synthetic": synthetic,
+                  "manifest": manifest, "generator": generator}
+        tables["scores"].append(score_table(subset, template=template, **shared))
+        tables["natural"].append(natural_table(subset, template=template, **shared))
+        tables["seeds"].append(seed_table(subset, knobs=knobs, synthetic_embeddings=embeddings, **shared))
+        generative = knobs["generative"]
+        if name in generative["settings"]:
+            tables["generative"].append(generative_table(
+                subset, template=template, metrics=generative["metrics"],
+                params={"alpha": float(generative["alpha"]), "lam": float(generative["lam"])}, **shared))
+        if not templates_done:
+            tables["templates"].append(template_table(subset, knobs=knobs, manifest=manifest,
+                                                      synthetic_embeddings=embeddings,
+                                                      natural_embeddings=natural_embeddings, generator=generator))
+            templates_done = True
+        tables["samples"].append(_samples(subset, knobs, unit_names, control, synthetic, manifest, generator))
+
+    for table in GENERATOR_TABLES:
+        parts = [part for part in tables[table] if not part.empty]
+        io.write_csv(getattr(job.output, table), pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
+
+
+def _samples(subset: pd.DataFrame, knobs: Mapping[str, Any], unit_names: Sequence[str], control: np.ndarray,
+             synthetic: np.ndarray, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
+    """Activation values of a few units for the distribution figure: control sample, true and random images."""
+    from neuroneval.cosy.evaluation import image_rows
+    from neuroneval.cosy.generators import fill_template
+
+    column = {name: position for position, name in enumerate(unit_names)}
+    units = list(dict.fromkeys(subset["unit"]))[: int(knobs["distributions"]["n_units"])]
+    n_control = int(knobs["distributions"]["n_control"])
+    setting = subset["setting"].iloc[0]
+    frames = []
+    for unit in units:
+        k = column[unit]
+        frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit, "group": "control",
+                                    "concept": "", "activation": control[:n_control, k]}))
+        for record in subset[subset["unit"] == unit].itertuples(index=False):
+            rows = image_rows(manifest, fill_template(knobs["template"], record.explanation))
+            frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit,
+                                        "group": record.method, "concept": record.concept,
+                                        "activation": synthetic[rows, k]}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _read_tables(paths: Sequence[str]) -> pd.DataFrame:
+    frames = []
+    for path in paths:
+        if Path(path).stat().st_size <= 1:
+            continue
+        frames.append(pd.read_csv(path, dtype={"unit": str}, keep_default_na=False, na_values=[""]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def cosy_tables(job: StepIO) -> None:
+    """Merge the generators' tables into results/cosy: scores, Tables 2/6 and 8, templates, natural, generative."""
+    from neuroneval.cosy.evaluation import generative_summary, table2
+    from neuroneval.cosy.plots import plot_distributions, plot_natural, plot_templates
+
+    knobs = job.params.cosy
+    merged = {table: _read_tables(getattr(job.input, table)) for table in GENERATOR_TABLES}
+    scores = merged["scores"]
+    io.write_csv(job.output.scores, scores)
+    io.write_csv(job.output.table2, table2(scores))
+    io.write_csv(job.output.table8, merged["seeds"])
+    templates = merged["templates"]
+    summary = (templates.groupby(["generator", "template", "prompt_pattern"], sort=False)
+               .agg(cosine_to_natural_mean=("cosine_to_natural", "mean"),
+                    cosine_to_natural_std=("cosine_to_natural", "std"),
+                    intraclass_cosine_mean=("intraclass_cosine", "mean"), n_concepts=("concept", "nunique"))
+               .reset_index()) if not templates.empty else templates
+    io.write_csv(job.output.templates, summary)
+    plot_templates(templates, job.output.templates_figure)
+    io.write_csv(job.output.natural, merged["natural"])
+    plot_natural(merged["natural"], job.output.natural_figure)
+    plot_distributions(merged["samples"], job.output.distributions)
+    generative = merged["generative"]
+    io.write_csv(job.output.generative, generative_summary(generative, tolerance=float(
+        knobs["generative"]["tolerance"])) if not generative.empty else generative)
+    reports = [json.loads(Path(path).read_text()) for path in job.input.reports]
+    io.write_json(job.output.throughput, {report["generator"]: report for report in reports})

@@ -1,0 +1,155 @@
+# CoSy (paper 002): explanations -> synthetic images per generator -> AUC/MAD against the probing set, and the
+# sanity checks of its Sec. 4 (Tables 2, 6, 8, Figs. 2-3) plus 000's generative concept source (App. B.1).
+# Knobs: `cosy:` in params.yaml.
+from neuroneval.pipeline.cosy_steps import EMBEDDED_CHECKPOINT, cosy_setting_units
+
+COSY = config["cosy"]
+COSY_GENERATORS = list(COSY["generators"])
+COSY_FILES = cosy_setting_units(config["settings"], COSY["settings"])
+COSY_WORLD = "data/worlds/vision/" + next(iter(COSY_FILES.values()))["dataset"].removeprefix("vision_")
+COSY_CLIP = f"data/models/{COSY['clip']}.pt"
+
+
+wildcard_constraints:
+    generator="oracle|embedded|diffusers",
+
+
+def cosy_generator_inputs(wildcards):
+    """The oracle reads the world's parameters, the embedded generator its trained checkpoint."""
+    inputs = {"explanations": "data/cosy/explanations.csv", "world": COSY_WORLD}
+    if wildcards.generator == "embedded":
+        inputs["checkpoint"] = EMBEDDED_CHECKPOINT
+    return inputs
+
+
+def cosy_generator_tables(table):
+    return expand(
+        "results/cosy/generators/{generator}/{table}.csv",
+        generator=COSY_GENERATORS,
+        table=table,
+    )
+
+
+rule cosy_explanations:
+    input:
+        truth=[files["truth"] for files in COSY_FILES.values()],
+    output:
+        "data/cosy/explanations.csv",
+    log:
+        "logs/cosy/explanations.log",
+    conda:
+        "../../environment.yml"
+    params:
+        cosy=COSY,
+    script:
+        "../scripts/cosy_explanations.py"
+
+
+rule cosy_train_embedded:
+    input:
+        world="data/worlds/vision/train",
+        clip=COSY_CLIP,
+    output:
+        directory(EMBEDDED_CHECKPOINT),
+    log:
+        "logs/cosy/train_embedded.log",
+    benchmark:
+        "logs/benchmarks/cosy_train_embedded.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        training=COSY["embedded"]["training"],
+    script:
+        "../scripts/cosy_train_embedded.py"
+
+
+rule cosy_generate:
+    input:
+        unpack(cosy_generator_inputs),
+    output:
+        manifest="data/cosy/{generator}/manifest.parquet",
+        report="data/cosy/{generator}/generation.json",
+    log:
+        "logs/cosy/generate_{generator}.log",
+    benchmark:
+        "logs/benchmarks/cosy_generate_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        cosy=COSY,
+    script:
+        "../scripts/cosy_generate.py"
+
+
+rule cosy_evaluate:
+    input:
+        manifest="data/cosy/{generator}/manifest.parquet",
+        explanations="data/cosy/explanations.csv",
+        world=COSY_WORLD,
+        clip=COSY_CLIP,
+        activations=[files["activations"] for files in COSY_FILES.values()],
+        concepts=[files["concepts"] for files in COSY_FILES.values()],
+        checkpoints=[files["checkpoint"] for files in COSY_FILES.values()],
+    output:
+        scores="results/cosy/generators/{generator}/scores.csv",
+        natural="results/cosy/generators/{generator}/natural.csv",
+        templates="results/cosy/generators/{generator}/templates.csv",
+        seeds="results/cosy/generators/{generator}/seeds.csv",
+        generative="results/cosy/generators/{generator}/generative.csv",
+        samples="results/cosy/generators/{generator}/samples.csv",
+    log:
+        "logs/cosy/evaluate_{generator}.log",
+    benchmark:
+        "logs/benchmarks/cosy_evaluate_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        cosy=COSY,
+        settings=config["settings"],
+        activations=config["activations"],
+    script:
+        "../scripts/cosy_evaluate.py"
+
+
+rule cosy_tables:
+    input:
+        scores=cosy_generator_tables("scores"),
+        natural=cosy_generator_tables("natural"),
+        templates=cosy_generator_tables("templates"),
+        seeds=cosy_generator_tables("seeds"),
+        generative=cosy_generator_tables("generative"),
+        samples=cosy_generator_tables("samples"),
+        reports=expand("data/cosy/{generator}/generation.json", generator=COSY_GENERATORS),
+    output:
+        scores="results/cosy/scores.csv",
+        table2="results/cosy/table2.csv",
+        table8="results/cosy/table8.csv",
+        templates="results/cosy/templates.csv",
+        templates_figure="results/cosy/templates.png",
+        natural="results/cosy/natural.csv",
+        natural_figure="results/cosy/natural.png",
+        distributions="results/cosy/distributions.png",
+        generative="results/cosy/generative.csv",
+        throughput="results/cosy/throughput.json",
+    log:
+        "logs/cosy/tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        cosy=COSY,
+    script:
+        "../scripts/cosy_tables.py"
+
+
+rule cosy_results:
+    input:
+        rules.cosy_tables.output,
