@@ -354,11 +354,11 @@ def load_text_to_image_pipeline(model: str, *, torch_dtype: Any, local_files_onl
         raise FileNotFoundError(f"diffusers model {model!r}: no such folder (and not a hub id)")
     try:
         return diffusers.AutoPipelineForText2Image.from_pretrained(
-            source, torch_dtype=torch_dtype, local_files_only=local_files_only)
+            source, dtype=torch_dtype, local_files_only=local_files_only)
     except (OSError, ValueError) as error:
         try:
             return diffusers.DiffusionPipeline.from_pretrained(
-                source, torch_dtype=torch_dtype, local_files_only=local_files_only)
+                source, dtype=torch_dtype, local_files_only=local_files_only)
         except (OSError, ValueError):
             raise FileNotFoundError(f"diffusers model {model!r} could not be loaded offline: {error}") from error
 
