@@ -33,7 +33,7 @@ def test_select_units_is_order_free_and_seeded() -> None:
     chosen = select_units(units, 10, seed=0)
     assert len(chosen) == 10 and chosen == sorted(chosen, key=int)
     assert set(select_units(units[::-1], 10, seed=0)) == set(chosen)
-    assert set(select_units(units[:30] + ["x"], 10, seed=0)) - {"x"} <= set(chosen) | set(units)
+    assert set(select_units([*units[:30], "x"], 10, seed=0)) - {"x"} <= set(chosen) | set(units)
     assert set(select_units(units, 10, seed=1)) != set(chosen)
     assert select_units(units, None, seed=0) == units
     with pytest.raises(ValueError, match="max_units"):

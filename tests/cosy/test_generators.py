@@ -91,7 +91,7 @@ def test_build_generator_errors() -> None:
         build_generator("midjourney", {})
     with pytest.raises(ValueError, match="world's params"):
         build_generator("oracle", {})
-    with pytest.raises(ValueError, match="cosy.diffusers.model is empty"):
+    with pytest.raises(ValueError, match=r"cosy\.diffusers\.model is empty"):
         build_generator("diffusers", {"model": ""})
     with pytest.raises(FileNotFoundError, match="no such folder"):
         build_generator("diffusers", {"model": "/nonexistent/sdxl"})

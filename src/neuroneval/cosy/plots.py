@@ -59,7 +59,7 @@ def plot_natural(natural: pd.DataFrame, path: str | Path) -> Path:
 
 
 def plot_distributions(samples: pd.DataFrame, path: str | Path) -> Path:
-    """Activation histograms of sample units: control images vs synthetic images of the true and a random explanation."""
+    """Activation histograms of sample units: control vs synthetic images of the true and a random explanation."""
     panels = list(samples.groupby(["generator", "setting", "unit"], sort=False))
     columns = min(4, max(len(panels), 1))
     rows = int(np.ceil(max(len(panels), 1) / columns))

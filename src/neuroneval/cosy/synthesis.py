@@ -142,7 +142,7 @@ def synthesize(generator: ImageGenerator, plan: pd.DataFrame, root: str | Path, 
     seconds = time.perf_counter() - started
     manifest = plan.assign(generator=generator.name, config_hash=digest)[MANIFEST_COLUMNS]
     manifest = manifest.sort_values("path", kind="stable").reset_index(drop=True)
-    report = {"generated": int(len(missing)), "reused": int(len(plan) - len(missing)), "seconds": seconds,
+    report = {"generated": len(missing), "reused": int(len(plan) - len(missing)), "seconds": seconds,
               "images_per_second": len(missing) / seconds if len(missing) and seconds > 0 else float("nan")}
     return manifest, report
 
