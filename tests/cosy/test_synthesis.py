@@ -17,6 +17,7 @@ from neuroneval.cosy.synthesis import (
     read_manifest,
     resize_images,
     synthesize,
+    throughput,
     write_manifest,
 )
 from neuroneval.worlds import build_vision_world
@@ -93,6 +94,9 @@ def test_resume_generates_only_missing_images(world_params: dict, tmp_path: Path
     again = CountingOracle(world_params)
     synthesize(again, plan, root, progress=False)
     assert again.calls == []
+    # throughput counts only generated images, over every run of this config
+    rate = throughput(root)
+    assert rate["generated"] == len(plan) + 3 and rate["images_per_second"] > 0
 
 
 def test_changed_config_regenerates(world_params: dict, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 Layout under a generator's root (``data/cosy/<generator>/``)::
 
     generator.json                      the generator's config and its hash
+    generation_runs.jsonl               one line per generation run: images generated, seconds (throughput)
     <prompt-slug>/<gseed>-<index>.png   image ``index`` of the prompt under generation seed ``gseed``
     manifest.parquet                    one row per image: prompt, template, explanation, image index, seed, ...
 
@@ -31,6 +32,7 @@ from neuroneval.cosy.generators import ImageGenerator, config_hash, fill_templat
 MANIFEST_COLUMNS = ["prompt", "template", "explanation", "generation_seed", "image_index", "seed", "generator",
                     "config_hash", "path"]
 SLUG_LENGTH = 60
+THROUGHPUT_LOG = "generation_runs.jsonl"
 
 
 def prompt_slug(prompt: str) -> str:
@@ -143,8 +145,31 @@ def synthesize(generator: ImageGenerator, plan: pd.DataFrame, root: str | Path, 
     manifest = plan.assign(generator=generator.name, config_hash=digest)[MANIFEST_COLUMNS]
     manifest = manifest.sort_values("path", kind="stable").reset_index(drop=True)
     report = {"generated": len(missing), "reused": int(len(plan) - len(missing)), "seconds": seconds,
-              "images_per_second": len(missing) / seconds if len(missing) and seconds > 0 else float("nan")}
+              "images_per_second": len(missing) / seconds if len(missing) and seconds > 0 else None}
+    if len(missing):
+        with open(root / THROUGHPUT_LOG, "a") as log:
+            log.write(json.dumps({"config_hash": digest, "generated": len(missing), "seconds": seconds,
+                                  "batch_size": int(batch_size)}) + "\n")
     return manifest, report
+
+
+def throughput(root: str | Path) -> dict[str, float | int | None]:
+    """Images per second over every generation run logged under ``root`` for its current config.
+
+    Resumed and reused images cost nothing, so the rate counts only images actually generated
+    (``{"generated", "seconds", "images_per_second"}``; ``None`` when nothing was generated yet).
+    """
+    root = Path(root)
+    record, log = root / "generator.json", root / THROUGHPUT_LOG
+    if not record.exists() or not log.exists():
+        return {"generated": 0, "seconds": 0.0, "images_per_second": None}
+    digest = json.loads(record.read_text())["config_hash"]
+    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    runs = [run for run in runs if run["config_hash"] == digest]
+    generated = sum(run["generated"] for run in runs)
+    seconds = sum(run["seconds"] for run in runs)
+    return {"generated": generated, "seconds": seconds,
+            "images_per_second": generated / seconds if generated and seconds > 0 else None}
 
 
 def write_manifest(path: str | Path, manifest: pd.DataFrame) -> Path:

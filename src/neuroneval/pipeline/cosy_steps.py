@@ -105,7 +105,7 @@ def cosy_generate(job: StepIO) -> None:
     """Generate (or resume) every image the CoSy tables need with one generator; write its manifest."""
     from neuroneval.cosy.evaluation import image_plan
     from neuroneval.cosy.generators import build_generator
-    from neuroneval.cosy.synthesis import synthesize, write_manifest
+    from neuroneval.cosy.synthesis import synthesize, throughput, write_manifest
 
     knobs = job.params.cosy
     name = job.wildcards.generator
@@ -116,11 +116,14 @@ def cosy_generate(job: StepIO) -> None:
     root = Path(job.output.manifest).parent
     print(f"{name}: {len(plan)} images planned ({plan['prompt'].nunique()} prompts)")
     manifest, report = synthesize(generator, plan, root, batch_size=int(knobs["batch_size"]))
-    print(f"{name}: generated {report['generated']} images in {report['seconds']:.1f} s "
-          f"({report['images_per_second']:.2f} images/s), reused {report['reused']}")
+    print(f"{name}: generated {report['generated']} images in {report['seconds']:.1f} s, "
+          f"reused {report['reused']}")
     write_manifest(job.output.manifest, manifest)
+    overall = throughput(root)
+    print(f"{name}: {overall['images_per_second']} images/s over all runs of this config")
     io.write_json(job.output.report, {"generator": name, "config_hash": manifest["config_hash"].iloc[0],
-                                      "images": len(manifest), **report})
+                                      "images": len(manifest), "config": generator.config(),
+                                      "this_run": report, **overall})
 
 
 def _probe_embeddings(clip_file: str | Path, images: np.ndarray) -> np.ndarray:
