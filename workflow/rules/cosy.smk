@@ -83,6 +83,7 @@ rule cosy_generate:
         mem_mb=4000,
     params:
         cosy=COSY,
+        data_root=config["external"]["data_root"],
     script:
         "../scripts/cosy_generate.py"
 

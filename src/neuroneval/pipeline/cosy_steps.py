@@ -97,6 +97,18 @@ def read_explanations(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+def resolve_model_path(model: str, data_root: str | Path) -> str:
+    """A diffusers model: a folder under ``data_root`` when one exists there, else the path or hub id as given.
+
+    >>> resolve_model_path("/abs/sdxl", "data/paper_inputs")
+    '/abs/sdxl'
+    """
+    if not model:
+        return model
+    candidate = Path(data_root).expanduser() / Path(model).expanduser()
+    return str(candidate) if not Path(model).is_absolute() and candidate.exists() else model
+
+
 def _world_params(world_dir: str | Path) -> dict[str, Any]:
     return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])
 
@@ -110,7 +122,10 @@ def cosy_generate(job: StepIO) -> None:
     knobs = job.params.cosy
     name = job.wildcards.generator
     explanations = read_explanations(job.input.explanations)
-    generator = build_generator(name, knobs.get(name, {}), world_params=_world_params(job.input.world),
+    spec = dict(knobs.get(name, {}))
+    if name == "diffusers":
+        spec["model"] = resolve_model_path(spec.get("model", ""), getattr(job.params, "data_root", "."))
+    generator = build_generator(name, spec, world_params=_world_params(job.input.world),
                                 checkpoint=getattr(job.input, "checkpoint", None))
     plan = image_plan(explanations, knobs)
     root = Path(job.output.manifest).parent
