@@ -51,3 +51,12 @@ def test_resolve_model_path(tmp_path: Path) -> None:
     assert resolve_model_path("stabilityai/stable-diffusion-xl-base-1.0", tmp_path) == \
         "stabilityai/stable-diffusion-xl-base-1.0"
     assert resolve_model_path("", tmp_path) == ""
+
+
+def test_world_dir() -> None:
+    from neuroneval.pipeline.cosy_steps import cosy_world_dir
+
+    assert cosy_world_dir(cosy_setting_units(SETTINGS, ["final"])) == "data/worlds/vision/probe"
+    other = {**SETTINGS, "other": {**SETTINGS["final"], "dataset": "vision_train"}}
+    with pytest.raises(ValueError, match="one dataset"):
+        cosy_world_dir(cosy_setting_units(other, ["final", "other"]))

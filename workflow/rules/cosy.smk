@@ -1,12 +1,16 @@
 # CoSy (paper 002): explanations -> synthetic images per generator -> AUC/MAD against the probing set, and the
 # sanity checks of its Sec. 4 (Tables 2, 6, 8, Figs. 2-3) plus 000's generative concept source (App. B.1).
 # Knobs: `cosy:` in params.yaml.
-from neuroneval.pipeline.cosy_steps import EMBEDDED_CHECKPOINT, cosy_setting_units
+from neuroneval.pipeline.cosy_steps import (
+    EMBEDDED_CHECKPOINT,
+    cosy_setting_units,
+    cosy_world_dir,
+)
 
 COSY = config["cosy"]
 COSY_GENERATORS = list(COSY["generators"])
 COSY_FILES = cosy_setting_units(config["settings"], COSY["settings"])
-COSY_WORLD = "data/worlds/vision/" + next(iter(COSY_FILES.values()))["dataset"].removeprefix("vision_")
+COSY_WORLD = cosy_world_dir(COSY_FILES)
 COSY_CLIP = f"data/models/{COSY['clip']}.pt"
 
 
@@ -129,7 +133,9 @@ rule cosy_tables:
         seeds=cosy_generator_tables("seeds"),
         generative=cosy_generator_tables("generative"),
         samples=cosy_generator_tables("samples"),
-        reports=expand("data/cosy/{generator}/generation.json", generator=COSY_GENERATORS),
+        reports=expand(
+            "data/cosy/{generator}/generation.json", generator=COSY_GENERATORS
+        ),
     output:
         scores="results/cosy/scores.csv",
         table2="results/cosy/table2.csv",

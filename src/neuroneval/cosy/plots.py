@@ -63,7 +63,7 @@ def plot_distributions(samples: pd.DataFrame, path: str | Path) -> Path:
     panels = list(samples.groupby(["generator", "setting", "unit"], sort=False))
     columns = min(4, max(len(panels), 1))
     rows = int(np.ceil(max(len(panels), 1) / columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.4 * rows), squeeze=False)
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.9 * rows), squeeze=False)
     for axis, ((generator, setting, unit), frame) in zip(axes.ravel(), panels, strict=False):
         values = frame["activation"].to_numpy(dtype=float)
         bins = np.linspace(values.min(), values.max(), 30) if values.max() > values.min() else 10
@@ -73,8 +73,11 @@ def plot_distributions(samples: pd.DataFrame, path: str | Path) -> Path:
                 axis.hist(part, bins=bins, density=True, alpha=0.55, color=colour, label=group)
         concept = frame.loc[frame["group"] == "true", "concept"]
         axis.set_title(f"{generator} {setting} unit {unit}\n{concept.iloc[0] if len(concept) else ''}", fontsize=7)
+        axis.set_xlabel("activation", fontsize=7)
+        axis.tick_params(labelsize=6)
         axis.legend(fontsize=6)
     for axis in axes.ravel()[len(panels):]:
         axis.axis("off")
     figure.suptitle("Activations: control vs synthetic images (true and random explanation)", fontsize=9)
+    figure.tight_layout()
     return _save(figure, path)

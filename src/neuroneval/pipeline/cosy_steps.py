@@ -59,6 +59,17 @@ def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str]) -> dic
     return files
 
 
+def cosy_world_dir(files: Mapping[str, Mapping[str, str]]) -> str:
+    """The vision world split the CoSy settings probe (``vision_probe`` -> ``data/worlds/vision/probe``).
+
+    All CoSy settings must share it: it is the control set and the source of the natural images.
+    """
+    datasets = sorted({paths["dataset"] for paths in files.values()})
+    if len(datasets) != 1:
+        raise ValueError(f"cosy.settings must probe one dataset (the control images), got {datasets}")
+    return "data/worlds/vision/" + datasets[0].removeprefix("vision_")
+
+
 def cosy_explanations(job: StepIO) -> None:
     """True and random explanations of each CoSy setting's units (random = another class of the setting)."""
     from neuroneval.cosy.evaluation import explanation_table
