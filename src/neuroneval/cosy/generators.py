@@ -286,8 +286,9 @@ class DiffusersGenerator:
     Notes
     -----
     Each image gets its own ``torch.Generator`` seeded with its seed, so its initial latent does not depend on
-    the batch. Batched GPU kernels may still differ in the last bits between batch sizes; the bytes are
-    reproducible for a fixed batch size and device.
+    the batch, and every pipeline call runs exactly ``batch_size`` images (the last chunk is padded), so kernels
+    see one shape whatever the number of prompts. The bytes are reproducible for a fixed batch size, device and
+    dtype (``batch_size`` is part of :meth:`config`); GPU kernels may differ between devices.
     """
 
     name = "diffusers"
@@ -328,14 +329,19 @@ class DiffusersGenerator:
         parts = []
         for start in range(0, len(prompts), self.batch_size):
             batch = prompts[start : start + self.batch_size]
-            generators = [torch.Generator(device=self.device).manual_seed(seed)
-                          for seed in seeds[start : start + self.batch_size]]
+            batch_seeds = seeds[start : start + self.batch_size]
+            real = len(batch)
+            # every call runs exactly batch_size images (the last chunk padded with copies of its first image),
+            # so kernels see one shape and an image does not depend on how many others share its call
+            batch = batch + [batch[0]] * (self.batch_size - real)
+            batch_seeds = batch_seeds + [batch_seeds[0]] * (self.batch_size - real)
+            generators = [torch.Generator(device=self.device).manual_seed(seed) for seed in batch_seeds]
             extra = {} if self.negative_prompt is None else {"negative_prompt": [self.negative_prompt] * len(batch)}
             with torch.no_grad():
                 output = self._pipeline(prompt=batch, num_inference_steps=self.steps,
                                         guidance_scale=self.guidance_scale, height=self.height, width=self.width,
                                         generator=generators, output_type="np", **extra)
-            parts.append(to_uint8(np.asarray(output.images)))
+            parts.append(to_uint8(np.asarray(output.images))[:real])
         return np.concatenate(parts)
 
 
