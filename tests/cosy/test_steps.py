@@ -60,3 +60,21 @@ def test_world_dir() -> None:
     other = {**SETTINGS, "other": {**SETTINGS["final"], "dataset": "vision_train"}}
     with pytest.raises(ValueError, match="one dataset"):
         cosy_world_dir(cosy_setting_units(other, ["final", "other"]))
+
+
+@pytest.mark.parametrize("overlay", ["profiles/cosy_sdxl.yaml"])
+def test_cosy_overlays_are_valid(overlay: str) -> None:
+    import jsonschema
+    import yaml
+
+    from tests.workflow.conftest import ROOT, deep_update
+
+    schema = yaml.safe_load((ROOT / "workflow/schemas/params.schema.yaml").read_text())
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    merged = deep_update(params, yaml.safe_load((ROOT / overlay).read_text()))
+    jsonschema.validate(merged, schema)
+    assert merged["cosy"]["diffusers"]["local_files_only"] is True
+    with pytest.raises(jsonschema.ValidationError, match="'midjourney' is not one of"):
+        jsonschema.validate(deep_update(params, {"cosy": {"generators": ["midjourney"]}}), schema)
+    with pytest.raises(jsonschema.ValidationError, match="'step' was unexpected"):
+        jsonschema.validate(deep_update(params, {"cosy": {"diffusers": {"step": 3}}}), schema)

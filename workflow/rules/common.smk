@@ -1,5 +1,11 @@
 from snakemake.utils import validate
 
+from neuroneval.pipeline.cosy_steps import (
+    EMBEDDED_CHECKPOINT,
+    cosy_setting_units,
+    cosy_world_dir,
+)
+
 from neuroneval.settings import (
     activation_path,
     check_setting_references,
@@ -151,3 +157,31 @@ def fixed_setting_inputs(name):
 
 SANITY_ABLATION_INPUTS = fixed_setting_inputs(SANITY_ABLATION_SETTING)
 SANITY_SHIFT_INPUTS = fixed_setting_inputs(SANITY_SHIFT_SETTING)
+
+
+# CoSy (workflow/rules/cosy.smk)
+COSY = config["cosy"]
+COSY_GENERATORS = list(COSY["generators"])
+COSY_FILES = cosy_setting_units(config["settings"], COSY["settings"])
+COSY_WORLD = cosy_world_dir(COSY_FILES)
+COSY_CLIP = f"data/models/{COSY['clip']}.pt"
+
+
+wildcard_constraints:
+    generator="oracle|embedded|diffusers",
+
+
+def cosy_generator_inputs(wildcards):
+    """The oracle reads the world's parameters, the embedded generator its trained checkpoint."""
+    inputs = {"explanations": "data/cosy/explanations.csv", "world": COSY_WORLD}
+    if wildcards.generator == "embedded":
+        inputs["checkpoint"] = EMBEDDED_CHECKPOINT
+    return inputs
+
+
+def cosy_generator_tables(table):
+    return expand(
+        "results/cosy/generators/{generator}/{table}.csv",
+        generator=COSY_GENERATORS,
+        table=table,
+    )

@@ -1,39 +1,6 @@
 # CoSy (paper 002): explanations -> synthetic images per generator -> AUC/MAD against the probing set, and the
 # sanity checks of its Sec. 4 (Tables 2, 6, 8, Figs. 2-3) plus 000's generative concept source (App. B.1).
 # Knobs: `cosy:` in params.yaml.
-from neuroneval.pipeline.cosy_steps import (
-    EMBEDDED_CHECKPOINT,
-    cosy_setting_units,
-    cosy_world_dir,
-)
-
-COSY = config["cosy"]
-COSY_GENERATORS = list(COSY["generators"])
-COSY_FILES = cosy_setting_units(config["settings"], COSY["settings"])
-COSY_WORLD = cosy_world_dir(COSY_FILES)
-COSY_CLIP = f"data/models/{COSY['clip']}.pt"
-
-
-wildcard_constraints:
-    generator="oracle|embedded|diffusers",
-
-
-def cosy_generator_inputs(wildcards):
-    """The oracle reads the world's parameters, the embedded generator its trained checkpoint."""
-    inputs = {"explanations": "data/cosy/explanations.csv", "world": COSY_WORLD}
-    if wildcards.generator == "embedded":
-        inputs["checkpoint"] = EMBEDDED_CHECKPOINT
-    return inputs
-
-
-def cosy_generator_tables(table):
-    return expand(
-        "results/cosy/generators/{generator}/{table}.csv",
-        generator=COSY_GENERATORS,
-        table=table,
-    )
-
-
 rule cosy_explanations:
     input:
         truth=[files["truth"] for files in COSY_FILES.values()],
