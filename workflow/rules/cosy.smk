@@ -4,6 +4,7 @@
 rule cosy_explanations:
     input:
         truth=[files["truth"] for files in COSY_FILES.values()],
+        concepts=[files["concepts"] for files in COSY_FILES.values()],
     output:
         "data/cosy/explanations.csv",
     log:
@@ -61,13 +62,7 @@ rule cosy_generate:
 
 rule cosy_evaluate:
     input:
-        manifest="data/cosy/{generator}/manifest.parquet",
-        explanations="data/cosy/explanations.csv",
-        world=COSY_WORLD,
-        clip=COSY_CLIP,
-        activations=[files["activations"] for files in COSY_FILES.values()],
-        concepts=[files["concepts"] for files in COSY_FILES.values()],
-        checkpoints=[files["checkpoint"] for files in COSY_FILES.values()],
+        unpack(cosy_evaluate_inputs),
     output:
         scores="results/cosy/generators/{generator}/scores.csv",
         natural="results/cosy/generators/{generator}/natural.csv",
@@ -88,6 +83,7 @@ rule cosy_evaluate:
         cosy=COSY,
         settings=config["settings"],
         activations=config["activations"],
+        external=COSY_EXTERNAL,
     script:
         "../scripts/cosy_evaluate.py"
 

@@ -44,17 +44,32 @@ def select_units(unit_ids: Sequence[str], max_units: int | None, *, seed: int) -
     return [unit for unit in unit_ids if unit in chosen]
 
 
+def concept_text(concept: str, display_names: Mapping[str, str] | None = None) -> str:
+    """The explanation text of a concept column: its display name (real datasets, e.g. "tench"), else the vision
+    world's caption words ("a red striped circle"), else the name made readable ("class:coffee_mug" -> "coffee mug").
+
+    >>> concept_text("class:red_striped_circle"), concept_text("class:n01", {"class:n01": "tench"})
+    ('a red striped circle', 'tench')
+    """
+    from neuroneval.worlds.vision_concepts import concept_prompt
+
+    if display_names and display_names.get(concept):
+        return str(display_names[concept])
+    try:
+        return concept_prompt(concept)
+    except ValueError:
+        return concept.partition(":")[2].replace("_", " ").strip() or concept
+
+
 def explanation_table(truth: pd.DataFrame, *, setting: str, candidates: Sequence[str], max_units: int | None,
-                      seed: int) -> pd.DataFrame:
+                      seed: int, display_names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """True and random explanations of a setting's units (rows of :data:`EXPLANATION_COLUMNS`).
 
     ``truth`` holds ``unit,concept`` (the first concept of a unit is its true one). The random explanation of a
     unit is a concept of ``candidates`` other than its true one, drawn from ``(seed, unit, true concept)``: the
     same unit with the same truth gets the same random explanation in every setting. Explanations are the
-    concepts in the captions' words (:func:`~neuroneval.worlds.vision_concepts.concept_prompt`).
+    concepts in words (:func:`concept_text`: display names of real datasets, caption words of the vision world).
     """
-    from neuroneval.worlds.vision_concepts import concept_prompt
-
     if not {"unit", "concept"} <= set(truth.columns):
         raise ValueError(f"setting {setting}: truth table needs columns unit, concept; got {list(truth.columns)}")
     first = truth.astype({"unit": str}).drop_duplicates("unit")
@@ -69,8 +84,8 @@ def explanation_table(truth: pd.DataFrame, *, setting: str, candidates: Sequence
             raise ValueError(f"setting {setting}: no concept other than {concept!r} to draw a random explanation")
         rng = np.random.default_rng([int(seed), zlib.crc32(unit.encode()), zlib.crc32(concept.encode())])
         random_concept = others[int(rng.integers(len(others)))]
-        rows.append((setting, unit, "true", concept, concept_prompt(concept)))
-        rows.append((setting, unit, "random", random_concept, concept_prompt(random_concept)))
+        rows.append((setting, unit, "true", concept, concept_text(concept, display_names)))
+        rows.append((setting, unit, "random", random_concept, concept_text(random_concept, display_names)))
     return pd.DataFrame(rows, columns=EXPLANATION_COLUMNS)
 
 
@@ -233,10 +248,11 @@ def template_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], mani
 
 def seed_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], unit_names: Sequence[str],
                control: np.ndarray, target_labels: Mapping[str, np.ndarray], synthetic: np.ndarray,
-               synthetic_embeddings: np.ndarray, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
+               synthetic_embeddings: np.ndarray | None, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
     """Seed stability (paper 002 Table 8): per unit, AUC/MAD over generation seeds (control without the class).
 
-    One row per (setting, unit): mean and std over seeds of AUC, MAD and the intraclass cosine similarity.
+    One row per (setting, unit): mean and std over seeds of AUC, MAD and the intraclass cosine similarity of
+    the images' embeddings (``nan`` without embeddings).
     """
     column = {name: position for position, name in enumerate(unit_names)}
     subjects = set(study_explanations(explanations, knobs["seeds"]["n_units"]))
@@ -251,7 +267,9 @@ def seed_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], unit_nam
         for seed in seeds:
             images = image_rows(manifest, prompt, seed)
             scores = cosy_scores(reference, synthetic[images, k])
-            per_seed.append((scores["auc"][0], scores["mad"][0], mean_pairwise_cosine(synthetic_embeddings[images])))
+            intraclass = (float("nan") if synthetic_embeddings is None
+                          else mean_pairwise_cosine(synthetic_embeddings[images]))
+            per_seed.append((scores["auc"][0], scores["mad"][0], intraclass))
         values = np.array(per_seed)
         rows.append({"setting": record.setting, "generator": generator, "unit": record.unit,
                      "concept": record.concept, "n_seeds": len(seeds),

@@ -31,12 +31,15 @@ EMBEDDED_CHECKPOINT = "data/cosy_models/diffusion"
 WORLD_CLASSIFIER_LAYERS = ("softmax", "logits", "superclass", "concepts")
 
 
-def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str]) -> dict[str, dict[str, str]]:
-    """``{setting: {"model", "layer", "dataset", "activations", "concepts", "truth", "checkpoint"}}`` of CoSy settings.
+def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str],
+                       external_models: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The files of each CoSy setting: ``model``, ``layer``, ``dataset``, ``activations``, ``concepts``, ``truth``,
+    ``kind`` and ``checkpoint``.
 
-    A CoSy setting probes one activation table of a classifier trained in the DAG (``data/models/<model>.pt``)
-    on the vision world; its control images are the setting's dataset (the probing split). Raises
-    ``ValueError`` naming the setting otherwise.
+    A CoSy setting probes one activation table. ``kind`` is ``world`` for a classifier trained in the DAG on the
+    vision world (``checkpoint`` = ``data/models/<model>.pt``, dataset ``vision_*``) and ``external`` for a model
+    of ``external.models`` (the paper profile; ``checkpoint`` is None, the model is loaded from its spec). The
+    control images are always the setting's dataset. Raises ``ValueError`` naming the setting otherwise.
     """
     from neuroneval.settings import activation_path, concept_path, truth_path
 
@@ -45,43 +48,55 @@ def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str]) -> dic
         if name not in settings:
             raise ValueError(f"cosy.settings names undefined setting {name!r}; defined: {sorted(settings)}")
         setting = settings[name]
-        if len(setting["units"]) != 1 or not str(setting["dataset"]).startswith("vision_"):
-            raise ValueError(f"cosy setting {name}: needs exactly one units entry on a vision_* dataset, got "
-                             f"{setting['units']} on {setting['dataset']}")
         units = setting["units"][0]
+        external = units["model"] in external_models
+        if len(setting["units"]) != 1 or not (external or str(setting["dataset"]).startswith("vision_")):
+            raise ValueError(f"cosy setting {name}: needs exactly one units entry of a vision-world classifier or "
+                             f"an external.models classifier, got {setting['units']} on {setting['dataset']}")
         files[name] = {
             "model": units["model"], "layer": units["layer"], "dataset": setting["dataset"],
             "activations": str(activation_path(setting["dataset"], units["model"], units["layer"])),
             "concepts": str(concept_path(setting["dataset"], "labels")),
             "truth": str(truth_path(name)),
-            "checkpoint": f"data/models/{units['model']}.pt",
+            "kind": "external" if external else "world",
+            "checkpoint": None if external else f"data/models/{units['model']}.pt",
         }
     return files
 
 
-def cosy_world_dir(files: Mapping[str, Mapping[str, str]]) -> str:
-    """The vision world split the CoSy settings probe (``vision_probe`` -> ``data/worlds/vision/probe``).
+def cosy_world_dir(files: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The vision world split the world settings probe (``vision_probe`` -> ``data/worlds/vision/probe``).
 
-    All CoSy settings must share it: it is the control set and the source of the natural images.
+    ``None`` when every CoSy setting is external. The world settings must share one split: it is their control
+    set and the source of the natural images of the template study.
     """
-    datasets = sorted({paths["dataset"] for paths in files.values()})
+    datasets = sorted({paths["dataset"] for paths in files.values() if paths["kind"] == "world"})
+    if not datasets:
+        return None
     if len(datasets) != 1:
-        raise ValueError(f"cosy.settings must probe one dataset (the control images), got {datasets}")
+        raise ValueError(f"the vision-world cosy.settings must probe one dataset (the control images), got {datasets}")
     return "data/worlds/vision/" + datasets[0].removeprefix("vision_")
 
 
 def cosy_explanations(job: StepIO) -> None:
-    """True and random explanations of each CoSy setting's units (random = another class of the setting)."""
+    """True and random explanations of each CoSy setting's units (random = another class of the setting).
+
+    Texts come from each setting's label table's ``display_names`` where it has them (real datasets), else from
+    the vision world's caption words.
+    """
     from neuroneval.cosy.evaluation import explanation_table
 
     knobs = job.params.cosy
     tables = []
-    for name, truth_file in zip(knobs["settings"], job.input.truth, strict=True):
+    concept_files = list(getattr(job.input, "concepts", [])) or [None] * len(knobs["settings"])
+    for name, truth_file, concept_file in zip(knobs["settings"], job.input.truth, concept_files, strict=True):
         truth = pd.read_csv(truth_file, dtype={"unit": str, "concept": str})
+        metadata = io.read_concept_table(concept_file)[1] if concept_file else {}
         tables.append(explanation_table(truth, setting=name, candidates=sorted(set(truth["concept"])),
-                                        max_units=knobs["max_units"], seed=int(knobs["seed"])))
+                                        max_units=knobs["max_units"], seed=int(knobs["seed"]),
+                                        display_names=metadata.get("display_names")))
     explanations = pd.concat(tables, ignore_index=True)
-    print(f"{len(explanations)} explanations, {explanations['explanation'].nunique()} distinct prompts' concepts")
+    print(f"{len(explanations)} explanations, {explanations['explanation'].nunique()} distinct explanation texts")
     io.write_csv(job.output[0], explanations)
 
 
@@ -159,9 +174,32 @@ def _probe_embeddings(clip_file: str | Path, images: np.ndarray) -> np.ndarray:
     return embed_images(model, images)
 
 
+def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Sequence[str], *,
+                     world_images: np.ndarray | None, hierarchy: Mapping[str, Sequence[str]],
+                     external: Mapping[str, Any], extraction: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+    """A setting's units on the synthetic images: world classifiers see them resized to the world's size,
+    external classifiers through their own preprocessing."""
+    from neuroneval.cosy.activations import classifier_units, external_units
+    from neuroneval.cosy.synthesis import load_images
+
+    if paths["kind"] == "world":
+        return classifier_units(paths["checkpoint"], world_images, layer=paths["layer"], hierarchy=hierarchy,
+                                batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
+    from neuroneval.external.config import model_spec
+
+    _, concept_metadata = io.read_concept_table(paths["concepts"])
+    return external_units(model_spec(external, paths["model"]), load_images(image_root, image_paths),
+                          layer=paths["layer"], concept_metadata=concept_metadata,
+                          batch_size=int(external.get("batch_size", 64)), pooling=extraction["pooling"],
+                          device=str(external.get("device", "auto")))
+
+
 def cosy_evaluate(job: StepIO) -> None:
-    """Score every explanation of every CoSy setting on one generator's images; all per-generator tables."""
-    from neuroneval.cosy.activations import classifier_units
+    """Score every explanation of every CoSy setting on one generator's images; all per-generator tables.
+
+    The template study (Fig. 2) and the intraclass similarity of Table 8 embed images with the tiny CLIP and
+    compare with the vision world's natural images, so they run for vision-world settings only.
+    """
     from neuroneval.cosy.evaluation import (
         generative_table,
         natural_table,
@@ -174,22 +212,21 @@ def cosy_evaluate(job: StepIO) -> None:
 
     knobs = job.params.cosy
     generator = job.wildcards.generator
+    external = getattr(job.params, "external", None) or {}
     explanations = read_explanations(job.input.explanations)
     manifest = read_manifest(job.input.manifest)
-    world = load_vision_world(job.input.world)
-    size = world.images.shape[1]
-    images = resize_images(load_images(Path(job.input.manifest).parent, manifest["path"].tolist()), size)
-    files = cosy_setting_units(job.params.settings, knobs["settings"])
+    image_root = Path(job.input.manifest).parent
+    files = cosy_setting_units(job.params.settings, knobs["settings"], list(external.get("models") or {}))
     template = knobs["template"]
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in GENERATOR_TABLES}
 
-    embeddings = _probe_embeddings(job.input.clip, images)
-    natural_embeddings = {}
-    world_labels = world.labels
-    for concept in set(explanations["concept"]):
-        positive = np.flatnonzero(world_labels[concept].to_numpy() > 0.5)[: int(knobs["templates"]["n_natural"])]
-        natural_embeddings[concept] = _probe_embeddings(job.input.clip, world.images[positive])
-    templates_done = False
+    world_dir = getattr(job.input, "world", None)
+    world = load_vision_world(world_dir) if world_dir else None
+    world_images = embeddings = None
+    if world is not None:
+        world_images = resize_images(load_images(image_root, manifest["path"].tolist()), world.images.shape[1])
+        embeddings = _probe_embeddings(job.input.clip, world_images)
+    templates_done = world is None
 
     for name, paths in files.items():
         subset = explanations[explanations["setting"] == name]
@@ -202,9 +239,10 @@ def cosy_evaluate(job: StepIO) -> None:
             frame, labels = frame.iloc[: int(knobs["n_control"])], labels.iloc[: int(knobs["n_control"])]
         unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
         control = io.value_matrix(frame).astype(np.float64)
-        synthetic, synthetic_names = classifier_units(
-            paths["checkpoint"], images, layer=paths["layer"], hierarchy=world.hierarchy,
-            batch_size=int(job.params.activations["batch_size"]), pooling=job.params.activations["pooling"])
+        synthetic, synthetic_names = _synthetic_units(
+            paths, image_root, manifest["path"].tolist(), world_images=world_images,
+            hierarchy=world.hierarchy if world is not None else {}, external=external,
+            extraction=job.params.activations)
         if list(synthetic_names) != unit_names:
             raise ValueError(f"{paths['activations']}: units {unit_names[:3]}... differ from the model's "
                              f"{list(synthetic_names)[:3]}...")
@@ -221,16 +259,28 @@ def cosy_evaluate(job: StepIO) -> None:
             tables["generative"].append(generative_table(
                 subset, template=template, metrics=generative["metrics"],
                 params={"alpha": float(generative["alpha"]), "lam": float(generative["lam"])}, **shared))
-        if not templates_done:
-            tables["templates"].append(template_table(subset, knobs=knobs, manifest=manifest,
-                                                      synthetic_embeddings=embeddings,
-                                                      natural_embeddings=natural_embeddings, generator=generator))
+        if not templates_done and paths["kind"] == "world":
+            tables["templates"].append(template_table(
+                subset, knobs=knobs, manifest=manifest, synthetic_embeddings=embeddings,
+                natural_embeddings=_natural_embeddings(job.input.clip, world, subset, knobs),
+                generator=generator))
             templates_done = True
         tables["samples"].append(_samples(subset, knobs, unit_names, control, synthetic, manifest, generator))
 
     for table in GENERATOR_TABLES:
         parts = [part for part in tables[table] if not part.empty]
         io.write_csv(getattr(job.output, table), pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
+
+
+def _natural_embeddings(clip_file: str | Path, world: Any, explanations: pd.DataFrame,
+                        knobs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Tiny-CLIP embeddings of the first ``templates.n_natural`` world images of each explained concept."""
+    embeddings = {}
+    for concept in sorted(set(explanations["concept"])):
+        positive = np.flatnonzero(world.labels[concept].to_numpy() > 0.5)[: int(knobs["templates"]["n_natural"])]
+        if len(positive):
+            embeddings[concept] = _probe_embeddings(clip_file, world.images[positive])
+    return embeddings
 
 
 def _samples(subset: pd.DataFrame, knobs: Mapping[str, Any], unit_names: Sequence[str], control: np.ndarray,
