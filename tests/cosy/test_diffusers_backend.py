@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import numpy as np
@@ -10,17 +11,15 @@ import pytest
 from neuroneval.cosy import DiffusersGenerator, ImageGenerator, build_generator
 from neuroneval.cosy.synthesis import plan_images, synthesize
 
-WORDS = ("a", "red", "blue", "circle", "square", "realistic", "photo", "of", "close", "up")
 
-
-def _tiny_pipeline(directory: Path) -> Path:
+def tiny_pipeline_folder(directory: Path) -> Path:
     import torch
     from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
     torch.manual_seed(0)
     vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
-    for char in sorted(set("".join(WORDS))):  # character-level BPE: no merges needed
+    for char in string.ascii_lowercase:  # character-level BPE: no merges needed, any lower-case prompt works
         vocab.setdefault(char, len(vocab))
         vocab.setdefault(f"{char}</w>", len(vocab))
     # transformers 5: vocabulary and merges go in as objects (file arguments are ignored)
@@ -45,7 +44,7 @@ def _tiny_pipeline(directory: Path) -> Path:
 @pytest.fixture(scope="module")
 def tiny_pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("diffusers")
-    return _tiny_pipeline(tmp_path_factory.mktemp("tiny_sd") / "pipeline")
+    return tiny_pipeline_folder(tmp_path_factory.mktemp("tiny_sd") / "pipeline")
 
 
 def test_tiny_pipeline_offline(tiny_pipeline: Path, monkeypatch: pytest.MonkeyPatch) -> None:

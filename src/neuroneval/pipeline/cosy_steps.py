@@ -151,7 +151,8 @@ def cosy_generate(job: StepIO) -> None:
     spec = dict(knobs.get(name, {}))
     if name == "diffusers":
         spec["model"] = resolve_model_path(spec.get("model", ""), getattr(job.params, "data_root", "."))
-    generator = build_generator(name, spec, world_params=_world_params(job.input.world),
+    world_dir = getattr(job.input, "world", None)
+    generator = build_generator(name, spec, world_params=_world_params(world_dir) if world_dir else None,
                                 checkpoint=getattr(job.input, "checkpoint", None))
     plan = image_plan(explanations, knobs)
     root = Path(job.output.manifest).parent
