@@ -53,8 +53,9 @@ def plot_natural(natural: pd.DataFrame, path: str | Path) -> Path:
         axis.boxplot([frame["mad_natural"].dropna(), frame["mad_synthetic"].dropna()])
         axis.set_xticks([1, 2], ["natural", "synthetic"])
         axis.set_title(f"{setting}\n{generator}", fontsize=8)
-        axis.set_ylabel("MAD vs control (Eq. 4)")
+    axes[0, 0].set_ylabel("MAD vs control (Eq. 4)")
     figure.suptitle("Same class, natural vs synthetic images (002 Fig. 3)", fontsize=9)
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
     return _save(figure, path)
 
 
@@ -79,5 +80,5 @@ def plot_distributions(samples: pd.DataFrame, path: str | Path) -> Path:
     for axis in axes.ravel()[len(panels):]:
         axis.axis("off")
     figure.suptitle("Activations: control vs synthetic images (true and random explanation)", fontsize=9)
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
     return _save(figure, path)
