@@ -134,3 +134,15 @@ def test_mean_pairwise_cosine() -> None:
     assert mean_pairwise_cosine(a, np.array([[1.0, 0.0]])) == 0.5
     assert np.isnan(mean_pairwise_cosine(a[:1]))
     assert fill_template("a", "x") == "a x"
+
+
+def test_figures_draw_data_and_placeholders(tmp_path) -> None:
+    from neuroneval.cosy.evaluation import natural_table
+    from neuroneval.cosy.plots import plot_distributions, plot_natural, plot_templates
+
+    table, shared = _fake_run()
+    natural = natural_table(table, template="closeup", **shared)
+    assert (natural["auc_natural"] == 1.0).all() and (natural["n_natural"] == 25).all()
+    assert plot_natural(natural, tmp_path / "natural.png").stat().st_size > 5_000
+    for plot in (plot_templates, plot_natural, plot_distributions):
+        assert plot(pd.DataFrame(), tmp_path / f"{plot.__name__}.png").stat().st_size > 1_000

@@ -22,8 +22,18 @@ def _save(figure: plt.Figure, path: str | Path) -> Path:
     return target
 
 
+def _empty(path: str | Path, message: str) -> Path:
+    """A placeholder figure saying why there is nothing to draw (e.g. no vision-world setting)."""
+    figure, axes = plt.subplots(figsize=(5, 1.5))
+    axes.axis("off")
+    axes.text(0.5, 0.5, message, ha="center", va="center", fontsize=9)
+    return _save(figure, path)
+
+
 def plot_templates(templates: pd.DataFrame, path: str | Path) -> Path:
     """Fig. 2 of paper 002: mean cosine similarity of synthetic to natural images per template and generator."""
+    if templates.empty:
+        return _empty(path, "template study not run (it needs a vision-world setting)")
     summary = templates.groupby(["generator", "template"], sort=False)["cosine_to_natural"].agg(["mean", "std"])
     generators = list(dict.fromkeys(templates["generator"]))
     names = list(dict.fromkeys(templates["template"]))
@@ -47,6 +57,8 @@ def plot_templates(templates: pd.DataFrame, path: str | Path) -> Path:
 
 def plot_natural(natural: pd.DataFrame, path: str | Path) -> Path:
     """Fig. 3 of paper 002: MAD of natural vs synthetic images of a unit's class, per generator and setting."""
+    if natural.empty:
+        return _empty(path, "no unit has natural images of its class in the control set")
     groups = list(natural.groupby(["setting", "generator"], sort=False))
     figure, axes = plt.subplots(1, max(len(groups), 1), figsize=(3.2 * max(len(groups), 1), 3.2), squeeze=False)
     for axis, ((setting, generator), frame) in zip(axes[0], groups, strict=False):
@@ -61,6 +73,8 @@ def plot_natural(natural: pd.DataFrame, path: str | Path) -> Path:
 
 def plot_distributions(samples: pd.DataFrame, path: str | Path) -> Path:
     """Activation histograms of sample units: control vs synthetic images of the true and a random explanation."""
+    if samples.empty:
+        return _empty(path, "no sample units (cosy.distributions.n_units = 0)")
     panels = list(samples.groupby(["generator", "setting", "unit"], sort=False))
     columns = min(4, max(len(panels), 1))
     rows = int(np.ceil(max(len(panels), 1) / columns))
