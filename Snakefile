@@ -16,6 +16,7 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/meta.smk"
 include: "workflow/rules/crowd.smk"
 include: "workflow/rules/sanity.smk"
+include: "workflow/rules/cosy.smk"
 include: "workflow/rules/external.smk"
 
 

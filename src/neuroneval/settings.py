@@ -145,6 +145,8 @@ SETTING_REFERENCES = (
     ("sanity", "combinations", "meta_settings"),
     ("sanity", "ablations", "setting"),
     ("sanity", "shift", "setting"),
+    ("cosy", "settings"),
+    ("cosy", "generative", "settings"),
 )
 
 

@@ -36,10 +36,16 @@ TINY_OVERRIDES = {
     # small grids so that the three crowd rules add seconds, not minutes, to the tiny run
     "crowd": {"simulation": {"n_trials": 3}, "sampling": {"sample_sizes": [10, 30, 100, 300]},
               "aggregation": {"costs": [20, 60, 200, 600], "rater_counts": [1, 3]}, "summary": {"n_boot": 50}},
+    # CoSy: few units and images, an embedded diffusion model trained for one epoch (~40 s) and sampled in 8 steps
+    "cosy": {"max_units": 8, "n_images": 6, "templates": {"n_concepts": 3, "n_natural": 10},
+             "seeds": {"generation_seeds": [0, 1, 2], "n_units": 2}, "distributions": {"n_units": 2, "n_control": 200},
+             "embedded": {"training": {"block_out_channels": [16, 32, 32], "norm_num_groups": 4,
+                                       "attention_head_dim": 4, "epochs": 1},
+                          "sampling": {"steps": 8}}},
 }
-#: Everything the tiny run builds: Table 4, the worlds report, the crowd study and every sanity table.
+#: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table.
 TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/crowd_summary.csv",
-                "sanity_results"]
+                "sanity_results", "cosy_results"]
 
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

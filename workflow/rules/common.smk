@@ -1,5 +1,12 @@
 from snakemake.utils import validate
 
+from neuroneval.external.config import model_files
+from neuroneval.pipeline.cosy_steps import (
+    EMBEDDED_CHECKPOINT,
+    cosy_setting_units,
+    cosy_world_dir,
+)
+
 from neuroneval.settings import (
     activation_path,
     check_setting_references,
@@ -151,3 +158,63 @@ def fixed_setting_inputs(name):
 
 SANITY_ABLATION_INPUTS = fixed_setting_inputs(SANITY_ABLATION_SETTING)
 SANITY_SHIFT_INPUTS = fixed_setting_inputs(SANITY_SHIFT_SETTING)
+
+
+# CoSy (workflow/rules/cosy.smk)
+COSY = config["cosy"]
+COSY_GENERATORS = list(COSY["generators"])
+COSY_EXTERNAL = config.get("external") or {}
+COSY_FILES = cosy_setting_units(
+    config["settings"], COSY["settings"], list(COSY_EXTERNAL.get("models") or {})
+)
+COSY_WORLD = cosy_world_dir(COSY_FILES)
+COSY_CLIP = f"data/models/{COSY['clip']}.pt"
+if "oracle" in COSY_GENERATORS and COSY_WORLD is None:
+    raise ValueError(
+        "cosy.generators: the oracle renders the vision world, but no cosy.settings probes it"
+    )
+
+
+wildcard_constraints:
+    generator="oracle|embedded|diffusers",
+
+
+def cosy_generator_inputs(wildcards):
+    """The oracle reads the world's parameters, the embedded generator its trained checkpoint."""
+    inputs = {"explanations": "data/cosy/explanations.csv"}
+    if wildcards.generator == "oracle":
+        inputs["world"] = COSY_WORLD
+    if wildcards.generator == "embedded":
+        inputs["checkpoint"] = EMBEDDED_CHECKPOINT
+    return inputs
+
+
+def cosy_evaluate_inputs(wildcards):
+    """Images, explanations, each setting's tables and model; the world and CLIP where world settings exist."""
+    inputs = {
+        "manifest": f"data/cosy/{wildcards.generator}/manifest.parquet",
+        "explanations": "data/cosy/explanations.csv",
+        "activations": [files["activations"] for files in COSY_FILES.values()],
+        "concepts": [files["concepts"] for files in COSY_FILES.values()],
+        "checkpoints": [
+            files["checkpoint"] for files in COSY_FILES.values() if files["checkpoint"]
+        ],
+        "models": [
+            path
+            for files in COSY_FILES.values()
+            if files["kind"] == "external"
+            for path in model_files(COSY_EXTERNAL, files["model"])
+        ],
+    }
+    if COSY_WORLD is not None:
+        inputs["world"] = COSY_WORLD
+        inputs["clip"] = COSY_CLIP
+    return inputs
+
+
+def cosy_generator_tables(table):
+    return expand(
+        "results/cosy/generators/{generator}/{table}.csv",
+        generator=COSY_GENERATORS,
+        table=table,
+    )

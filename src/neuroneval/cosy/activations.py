@@ -1,0 +1,59 @@
+"""Activations of a setting's units on any images (synthetic sets), exactly as its activation tables record them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def classifier_units(checkpoint: str | Path, images: np.ndarray, *, layer: str, hierarchy: Mapping[str, Sequence[str]],
+                     batch_size: int = 512, pooling: str = "mean") -> tuple[np.ndarray, list[str]]:
+    """(N, K) float32 activations of ``layer`` of the classifier at ``checkpoint`` and the unit names.
+
+    Unit names and values follow ``vision_classifier_activations`` (the workflow's activation tables):
+    ``softmax``/``logits`` units ``"0".."C-1"``, ``superclass`` units named by parent (sum of member
+    probabilities), ``concepts`` units named by bottleneck concept, any other module pooled per channel.
+    """
+    from neuroneval.activations import record_activations, superclass_units
+    from neuroneval.models.classifier import load_checkpoint
+    from neuroneval.models.cnn import images_to_tensor
+
+    model, card = load_checkpoint(checkpoint)
+    batches = [images_to_tensor(images[start : start + batch_size]) for start in range(0, len(images), batch_size)]
+    recorded = {"superclass": "softmax", "concepts": "concept_probabilities"}.get(layer, layer)
+    values = record_activations(model, batches, [recorded], pooling=pooling, desc=f"cosy {layer}")[recorded]
+    if layer == "superclass":
+        return superclass_units(values, card["class_names"], hierarchy)
+    if layer == "concepts":
+        return values, list(card["concept_names"])
+    return values, [str(k) for k in range(values.shape[1])]
+
+
+def external_units(spec: Mapping[str, Any], images: np.ndarray, *, layer: str, concept_metadata: Mapping[str, Any],
+                   batch_size: int = 64, pooling: str = "mean", device: str = "auto") -> tuple[np.ndarray, list[str]]:
+    """(N, K) float32 activations of ``layer`` of a user-supplied torchvision/timm classifier and the unit names.
+
+    ``spec`` is the resolved ``external.models.<name>`` entry; images go through the model's own preprocessing
+    (resize, crop, normalisation), so synthetic images of any resolution fit. Unit names and values follow the
+    paper profile's activation tables (``neuroneval.external.vision_units``), so they line up with the control
+    activations of the same setting.
+    """
+    import torch
+
+    from neuroneval.external.config import loader_spec
+    from neuroneval.external.images import resolve_device
+    from neuroneval.external.vision_units import classifier_units as layer_units
+    from neuroneval.models.loaders import load_model
+
+    target = resolve_device(device)
+    loaded = load_model(loader_spec(spec))
+    loaded.module.to(target)
+    batches = [torch.stack([loaded.preprocess(image) for image in images[start : start + batch_size]])
+               for start in range(0, len(images), batch_size)]
+    units = layer_units(loaded.module, batches, layer, concept_metadata=concept_metadata,
+                        concept_prefixes=spec.get("concept_prefixes", ["attr:"]), pooling=pooling, device=target,
+                        desc=f"cosy {layer}")
+    return units.values, list(units.unit_names)

@@ -1,0 +1,125 @@
+# CoSy (paper 002): explanations -> synthetic images per generator -> AUC/MAD against the probing set, and the
+# sanity checks of its Sec. 4 (Tables 2, 6, 8, Figs. 2-3) plus 000's generative concept source (App. B.1).
+# Knobs: `cosy:` in params.yaml.
+rule cosy_explanations:
+    input:
+        truth=[files["truth"] for files in COSY_FILES.values()],
+        concepts=[files["concepts"] for files in COSY_FILES.values()],
+    output:
+        "data/cosy/explanations.csv",
+    log:
+        "logs/cosy/explanations.log",
+    conda:
+        "../../environment.yml"
+    params:
+        cosy=COSY,
+    script:
+        "../scripts/cosy_explanations.py"
+
+
+rule cosy_train_embedded:
+    input:
+        world="data/worlds/vision/train",
+        clip=COSY_CLIP,
+    output:
+        directory(EMBEDDED_CHECKPOINT),
+    log:
+        "logs/cosy/train_embedded.log",
+    benchmark:
+        "logs/benchmarks/cosy_train_embedded.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        training=COSY["embedded"]["training"],
+    script:
+        "../scripts/cosy_train_embedded.py"
+
+
+rule cosy_generate:
+    input:
+        unpack(cosy_generator_inputs),
+    output:
+        manifest="data/cosy/{generator}/manifest.parquet",
+        report="data/cosy/{generator}/generation.json",
+    log:
+        "logs/cosy/generate_{generator}.log",
+    benchmark:
+        "logs/benchmarks/cosy_generate_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        cosy=COSY,
+        data_root=config["external"]["data_root"],
+    script:
+        "../scripts/cosy_generate.py"
+
+
+rule cosy_evaluate:
+    input:
+        unpack(cosy_evaluate_inputs),
+    output:
+        scores="results/cosy/generators/{generator}/scores.csv",
+        natural="results/cosy/generators/{generator}/natural.csv",
+        templates="results/cosy/generators/{generator}/templates.csv",
+        seeds="results/cosy/generators/{generator}/seeds.csv",
+        generative="results/cosy/generators/{generator}/generative.csv",
+        samples="results/cosy/generators/{generator}/samples.csv",
+    log:
+        "logs/cosy/evaluate_{generator}.log",
+    benchmark:
+        "logs/benchmarks/cosy_evaluate_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        cosy=COSY,
+        settings=config["settings"],
+        activations=config["activations"],
+        external=COSY_EXTERNAL,
+    script:
+        "../scripts/cosy_evaluate.py"
+
+
+rule cosy_tables:
+    input:
+        scores=cosy_generator_tables("scores"),
+        natural=cosy_generator_tables("natural"),
+        templates=cosy_generator_tables("templates"),
+        seeds=cosy_generator_tables("seeds"),
+        generative=cosy_generator_tables("generative"),
+        samples=cosy_generator_tables("samples"),
+        reports=expand(
+            "data/cosy/{generator}/generation.json", generator=COSY_GENERATORS
+        ),
+    output:
+        scores="results/cosy/scores.csv",
+        table2="results/cosy/table2.csv",
+        table8="results/cosy/table8.csv",
+        templates="results/cosy/templates.csv",
+        templates_figure="results/cosy/templates.png",
+        natural="results/cosy/natural.csv",
+        natural_figure="results/cosy/natural.png",
+        distributions="results/cosy/distributions.png",
+        generative="results/cosy/generative.csv",
+        throughput="results/cosy/throughput.json",
+    log:
+        "logs/cosy/tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        cosy=COSY,
+    script:
+        "../scripts/cosy_tables.py"
+
+
+rule cosy_results:
+    input:
+        rules.cosy_tables.output,
