@@ -14,6 +14,11 @@ expected Δs is exactly −ε (Decrease Acc is then a coin flip; only Δs is com
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -93,6 +98,20 @@ def test_worker_processes_give_the_same_draws_as_one_process() -> None:
         np.testing.assert_array_equal(pooled[key], values, err_msg=str(key))
     with pytest.raises(ValueError, match="workers"):
         theoretical_deltas(metrics, workers=0, **kwargs)
+
+
+def test_workers_start_from_a_script_without_a_main_guard(tmp_path) -> None:
+    """Snakemake runs steps as top-level scripts; spawned workers must not run the script again."""
+    script = tmp_path / "step.py"
+    script.write_text("from neuroneval.sanity.theoretical import theoretical_test\n"
+                      "print('step ran')\n"
+                      "theoretical_test(['iou'], gammas=(0.3,), n=500, draws=4, chunk_draws=1, workers=2,"
+                      " progress=False)\n")
+    source = str(Path(__file__).resolve().parents[2] / "src")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": source})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.count("step ran") == 1
 
 
 def test_output_columns_and_ideal_units() -> None:

@@ -31,7 +31,7 @@ STREAM_TR_BINARY = 5
 
 #: Unit-side cache keys that depend on no parameter a grid varies (α, λ): shared by a grid's contexts.
 ALPHA_FREE_UNIT_FEATURES = frozenset({"host_values", "values", "noisy_values", "concept_noise", "centred_ranks",
-                                      "standardized", "standardized_ranks", "normalized", "centred"})
+                                      "standardized", "standardized_ranks", "normalized", "centred", "at_least"})
 
 
 @dataclass(frozen=True)

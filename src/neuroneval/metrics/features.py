@@ -8,7 +8,7 @@ from neuroneval.metrics.backend import Backend
 from neuroneval.metrics.binarize import round_concepts, top_alpha
 from neuroneval.metrics.context import AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import Notes
-from neuroneval.metrics.ranks import average_ranks, stable_ranks
+from neuroneval.metrics.ranks import average_ranks, count_at_least, stable_ranks
 
 ALL_ACTIVE = ("top-α binarization marks every input active for some unit (constant activations, α·n ≥ n "
               "or ties at the cutoff); terms divided by the number of inactive inputs are set to 0")
@@ -119,6 +119,11 @@ def unit_centred_ranks(ctx: Context) -> Any:
         return _centred(be, stable_ranks(be, ctx.unit_noisy_values()))
 
     return ctx.memo("centred_ranks", compute)
+
+
+def unit_counts_at_least(ctx: Context) -> Any:
+    """``#{j : a_kj ≥ a_ki}`` for every unit and input (int64, (K', n)): one sort per unit for all concept chunks."""
+    return ctx.memo("at_least", lambda: count_at_least(ctx.be, ctx.unit_values()))
 
 
 def concept_centred_ranks(chunk: ConceptChunk) -> Any:

@@ -21,6 +21,7 @@ at once — when they have many. For a binary concept table the two thresholds g
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from neuroneval.metrics.features import (
     sum_over_active,
     unit_binary,
     unit_centred_ranks,
+    unit_counts_at_least,
 )
 from neuroneval.metrics.ranks import count_at_least
 
@@ -107,8 +109,13 @@ def _ap_dense(be: Backend, label_bits: Any, score_values: Any) -> Any:
     return be.sum(be.astype(labels, be.float64) * ratio, axis=-1)
 
 
-def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any) -> Any:
-    """AP of every score row (S, n) against every label row (L, n): (L, S) float64."""
+def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any,
+                  score_at_least: Callable[[], Any] | None = None) -> Any:
+    """AP of every score row (S, n) against every label row (L, n): (L, S) float64.
+
+    ``score_at_least`` returns :func:`count_at_least` of ``score_values`` when the caller keeps it across calls
+    (the units' counts serve every concept chunk of inverse AUPRC).
+    """
     be, n = ctx.be, ctx.n
     counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
     n_labels, n_scores = counts.size, score_values.shape[0]
@@ -128,7 +135,7 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
                     out[part, first:first + block.shape[0]] = _ap_dense(be, bits, block)
             continue
         if at_least is None:
-            at_least = count_at_least(be, score_values)
+            at_least = score_at_least() if score_at_least else count_at_least(be, score_values)
         index, valid = _label_index(be, label_bits, counts, rows)
         label_rows = max(1, min(rows.size, WORK_ELEMENTS // width))
         for start in range(0, rows.size, label_rows):
@@ -142,11 +149,11 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
 
 
 def _ap_listed(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any,
-               label_of_pair: np.ndarray, score_of_pair: np.ndarray) -> Any:
+               label_of_pair: np.ndarray, score_of_pair: np.ndarray, score_at_least: Any = None) -> Any:
     """AP of listed (label row, score row) pairs, always by the sparse path: (P,) float64."""
     be, n = ctx.be, ctx.n
     counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
-    at_least = count_at_least(be, score_values)
+    at_least = count_at_least(be, score_values) if score_at_least is None else score_at_least
     out = be.full((label_of_pair.size,), 0.0, be.float64)
     for pairs in _buckets(counts[label_of_pair]):
         labels = label_of_pair[pairs]
@@ -183,10 +190,12 @@ def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
     concept_bits, positives = concept_binary(chunk)
     if isinstance(pairing, AllPairs):
-        sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values()))
+        sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values(),
+                                           score_at_least=lambda: unit_counts_at_least(ctx)))
     else:
         units, concepts = _pair_positions(pairing)
-        sums = _ap_listed(ctx, concept_bits, positives, ctx.unit_values(), concepts, units)
+        sums = _ap_listed(ctx, concept_bits, positives, ctx.unit_values(), concepts, units,
+                          score_at_least=unit_counts_at_least(ctx))
     denominator = pairing.c(positives)
     ctx.notes.check(be, denominator == 0, NO_LABEL_POSITIVES)
     return safe_divide(be, sums, denominator, 0.0)

@@ -31,6 +31,7 @@ import contextlib
 import io
 import math
 import os
+import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -206,6 +207,25 @@ def _single_threaded_children():
                 os.environ[name] = value
 
 
+@contextlib.contextmanager
+def _main_file_hidden():
+    """Keep spawned workers from re-running the parent's ``__main__`` file while they start.
+
+    A spawned process executes the parent's main script (unless it was started with ``-m``) before it
+    unpickles its task; a script without a ``__main__`` guard — a Snakemake ``script:``, which calls the step
+    at top level — would run the whole step again in every worker. The workers need nothing from it.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is not None:
+        del main.__file__
+    try:
+        yield
+    finally:
+        if path is not None:
+            main.__file__ = path
+
+
 def _run_tasks(setup: _Setup, metric_names: Sequence[str], spans: dict[str, float],
                originals: list[dict[str, float]], tasks: Sequence[_ChunkTask], workers: int,
                bar: tqdm) -> Iterator[tuple[_ChunkTask, dict[str, np.ndarray]]]:
@@ -215,7 +235,8 @@ def _run_tasks(setup: _Setup, metric_names: Sequence[str], spans: dict[str, floa
             yield task, _chunk_deltas(setup, metric_names, spans, originals[task.column], task)
             bar.update()
         return
-    with _single_threaded_children(), ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with (_single_threaded_children(), _main_file_hidden(),
+          ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool):
         futures = {pool.submit(_chunk_deltas, setup, metric_names, spans, originals[task.column], task): task
                    for task in tasks}
         for future in as_completed(futures):
