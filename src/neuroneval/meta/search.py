@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroneval.meta.auprc import meta_auprc
-from neuroneval.metrics import get_spec, score_grid, score_units
+from neuroneval.metrics import FeatureCache, get_spec, score_grid, score_units
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,6 +40,23 @@ def hyperparameter_grid(
     return grid
 
 
+#: Metrics that use the same prepared unit features (top-α binarizations; float64 rows; ranks), in the order a
+#: meta-evaluation scores them so that a bounded :class:`~neuroneval.metrics.FeatureCache` still holds what the
+#: next metric needs. Metrics not listed (combinations) come last.
+FEATURE_FAMILIES: tuple[tuple[str, ...], ...] = (
+    ("recall", "precision", "f1", "iou", "accuracy", "balanced_accuracy", "inverse_balanced_accuracy", "auc",
+     "auprc", "wpmi"),
+    ("correlation", "cosine", "mad", "correlation_tr"),
+    ("inverse_auc", "inverse_auprc", "spearman", "spearman_tr"),
+)
+
+
+def scoring_order(metrics: Sequence[str]) -> list[str]:
+    """``metrics`` grouped by :data:`FEATURE_FAMILIES` (stable within a family); results do not depend on it."""
+    family = {name: index for index, names in enumerate(FEATURE_FAMILIES) for name in names}
+    return sorted(metrics, key=lambda name: family.get(name, len(FEATURE_FAMILIES)))
+
+
 @dataclass(frozen=True)
 class MetaResult:
     """Outcome of one metric on one setting: chosen parameters and validation/test meta-AUPRC."""
@@ -63,12 +80,14 @@ def evaluate_metric(
     alpha_grid: Sequence[float],
     lam_grid: Sequence[float],
     fixed_params: Mapping[str, object],
+    cache: FeatureCache | None = None,
 ) -> MetaResult:
     """Choose the metric's α/λ by validation meta-AUPRC, then report meta-AUPRC on the test units.
 
     Ties in the validation score go to the first grid point (grids are listed in ascending order). WPMI is
     linear in λ, so the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
-    ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation.
+    ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation; ``cache`` shares the units'
+    prepared features with the other metrics scored on the same activations.
     """
     spec = get_spec(metric)
     higher = spec.higher_is_better
@@ -80,18 +99,19 @@ def evaluate_metric(
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
     if len(grid) == 1:  # nothing to choose: score validation and test units in one call
         units = np.concatenate([val_units, test_units])
-        scores = score_units(metric, activations, concepts, units, **fixed_params)
+        scores = score_units(metric, activations, concepts, units, cache=cache, **fixed_params)
         val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
         best_params: Mapping[str, float] = grid[0]
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
     else:
-        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params)
+        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params, cache)
         best_val, best_params = -math.inf, {}
         for point, val_scores in zip(grid, val_grid, strict=True):
             val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
             if val > best_val:
                 best_val, best_params = val, point
-        test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed_params)[0]
+        test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed_params,
+                                      cache)[0]
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size))
 
@@ -103,6 +123,7 @@ def _scores_on_grid(
     units: np.ndarray,
     grid: Sequence[Mapping[str, float]],
     fixed_params: Mapping[str, object],
+    cache: FeatureCache | None = None,
 ) -> list[np.ndarray]:
     """Scores (len(units), C) at each grid point, from one :func:`neuroneval.metrics.score_grid` pass.
 
@@ -110,12 +131,12 @@ def _scores_on_grid(
     (000 Eq. A.9) does not depend on α: λ = 0 is scored at every α and λ = 1 at the first α only.
     """
     if not any("lam" in point for point in grid):
-        return score_grid(metric, activations, concepts, units, grid, **fixed_params)
+        return score_grid(metric, activations, concepts, units, grid, cache=cache, **fixed_params)
     alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
     at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]
     # s(0) − s(1) = log mean(c_t) involves no α, so λ = 1 is scored at one α only.
     ends = [*at_zero, {**at_zero[0], "lam": 1.0}]
-    scored = score_grid(metric, activations, concepts, units, ends, **fixed_params)
+    scored = score_grid(metric, activations, concepts, units, ends, cache=cache, **fixed_params)
     slope = scored[0] - scored[-1]
     at = {tuple(sorted(point.items())): scores for point, scores in zip(at_zero, scored, strict=False)}
     out = []

@@ -2,11 +2,12 @@
 
 Public API (DESIGN.md §3)::
 
-    score(metric, activations, concepts, **params) -> (K, C) float64
+    score(metric, activations, concepts, *, cache=None, **params) -> (K, C) float64
     score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
     score_units(metric, activations, concepts, units, **params) -> (len(units), C) float64
     score_grid(metric, activations, concepts, units, grid, **params) -> [(len(units), C) float64, ...]
     METRICS: Mapping[str, MetricSpec]
+    FeatureCache(max_bytes): unit features shared by calls on one activations matrix (``cache=``)
 
 ``neuroneval.metrics.reference`` holds obvious per-pair implementations of the same definitions (tests and
 benchmarks compare against them). See ``help(neuroneval.metrics.score)`` for every metric and parameter.
@@ -19,17 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from neuroneval.metrics.context import FeatureCache
 from neuroneval.metrics.edgecases import NeuronEvalWarning
 from neuroneval.metrics.engine import run, run_grid
 from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
 
-__all__ = ["DEFAULTS", "METRICS", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_grid",
+__all__ = ["DEFAULTS", "METRICS", "FeatureCache", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_grid",
            "score_pairs", "score_units"]
 
 
-def score(metric: str, activations: Any, concepts: Any, **params: Any) -> np.ndarray:
+def score(metric: str, activations: Any, concepts: Any, *, cache: FeatureCache | None = None,
+          **params: Any) -> np.ndarray:
     """Score every (unit, concept) pair with one metric."""
-    return run(metric, activations, concepts, None, params)
+    return run(metric, activations, concepts, None, params, cache=cache)
 
 
 def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **params: Any) -> np.ndarray:
@@ -58,7 +61,8 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **para
     return run(metric, activations, concepts, pairs, params)
 
 
-def score_units(metric: str, activations: Any, concepts: Any, units: Any, **params: Any) -> np.ndarray:
+def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cache: FeatureCache | None = None,
+                **params: Any) -> np.ndarray:
     """Score the listed units against every concept.
 
     Parameters
@@ -83,11 +87,11 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, **para
     >>> score_units("iou", a, c, [1], alpha=0.25).tolist()
     [[0.0]]
     """
-    return run(metric, activations, concepts, None, params, units=units)
+    return run(metric, activations, concepts, None, params, units=units, cache=cache)
 
 
-def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]],
-               **params: Any) -> list[np.ndarray]:
+def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]], *,
+               cache: FeatureCache | None = None, **params: Any) -> list[np.ndarray]:
     """Score the listed units at every point of an α/λ grid, in one pass over the concepts.
 
     Parameters
@@ -114,7 +118,7 @@ def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: S
     >>> [s.tolist() for s in score_grid("iou", a, c, None, [{"alpha": 0.25}, {"alpha": 0.5}, {"alpha": 0.75}])]
     [[[0.5]], [[1.0]], [[0.6666666666666666]]]
     """
-    return run_grid(metric, activations, concepts, units, list(grid), params)
+    return run_grid(metric, activations, concepts, units, list(grid), params, cache=cache)
 
 
 def _metric_lines() -> str:
@@ -177,6 +181,10 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     chunk_size : int, optional
         Concepts per block (pairs per block for ``score_pairs``). By default chosen so that no temporary
         exceeds 2**24 elements (128 MiB in float64).
+    cache : FeatureCache, optional
+        Keeps the units' prepared features (float64 rows, ranks, standardized rows, top-α binarizations) for
+        later calls on the same activations, up to its byte budget: scoring several metrics on one layer
+        prepares each feature once (not for ``score_pairs``). Results are unchanged.
 
     Returns
     -------

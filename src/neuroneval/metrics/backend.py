@@ -85,6 +85,35 @@ class NumpyBackend:
         order = np.argsort(values, axis=-1, kind="stable")
         return np.take_along_axis(values, order, axis=-1), order
 
+    def sort_any_order(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`sort`, but equal values may come in any order (for results that treat ties alike).
+
+        Values that are exactly float32 (activation tables are stored as float32) are sorted as one packed
+        64-bit key per element — the value's order-preserving bit pattern above its position — which is about
+        three times faster than an argsort plus a sort of the values.
+        """
+        n = values.shape[-1]
+        single = values.astype(np.float32) + np.float32(0.0)  # + 0 maps −0.0 to 0.0, as equal as they compare
+        if values.ndim == 0 or n >= 2**32 or not np.array_equal(single, values):
+            return np.sort(values, axis=-1), np.argsort(values, axis=-1)
+        bits = single.view(np.uint32)
+        keys = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000)).astype(np.uint64) << np.uint64(32)
+        keys |= np.arange(n, dtype=np.uint64)
+        keys.sort(axis=-1)
+        order = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        high = (keys >> np.uint64(32)).astype(np.uint32)
+        sorted_bits = np.where(high >> 31, high & np.uint32(0x7FFFFFFF), ~high)
+        return sorted_bits.view(np.float32).astype(values.dtype), order
+
+    def run_bounds(self, sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For every position of sorted rows, the first and last position (int64) of its run of equal values."""
+        shape, n = sorted_values.shape, sorted_values.shape[-1]
+        flags = self.run_starts(sorted_values).ravel()
+        first = np.flatnonzero(flags)
+        lengths = np.diff(np.append(first, flags.size))
+        local = first % n
+        return np.repeat(local, lengths).reshape(shape), np.repeat(local + lengths - 1, lengths).reshape(shape)
+
     def sort_values(self, values: np.ndarray) -> np.ndarray:
         return np.sort(values, axis=-1)
 
@@ -156,6 +185,33 @@ class NumpyBackend:
     def gather_pairs(self, values: np.ndarray, rows: Array, index: Array) -> np.ndarray:
         """``values[rows[:, None], index]``: shape (P, m)."""
         return values[self.index(rows)[:, None], self.index(index)]
+
+    def sparse_concept_rows(self, concepts: np.ndarray, max_density: float) -> Any:
+        """A concept matrix (n, C) as a float64 CSR matrix (C, n), one row per concept, when at most
+        ``max_density`` of its entries are nonzero; else ``None`` (a dense GEMM is then the faster product)."""
+        from scipy.sparse import csr_matrix
+
+        if concepts.size == 0 or np.count_nonzero(concepts) > max_density * concepts.size:
+            return None
+        inputs, columns = np.nonzero(concepts)
+        values = np.asarray(concepts[inputs, columns], dtype=np.float64)
+        return csr_matrix((values, (columns, inputs)), shape=(concepts.shape[1], concepts.shape[0]))
+
+    def inputs_major(self, values: np.ndarray) -> np.ndarray:
+        """A unit-side matrix (R, n) transposed to a C-contiguous (n, R) copy, in cache-sized column blocks."""
+        out = np.empty((values.shape[-1], values.shape[0]), dtype=values.dtype)
+        for start in range(0, values.shape[-1], 4096):
+            out[start:start + 4096] = values[:, start:start + 4096].T
+        return out
+
+    def times_sparse_rows(self, inputs_major: np.ndarray, sparse: Any) -> np.ndarray:
+        """``U Sᵀ``, i.e. Σ_i U[k, i]·S[t, i], from the inputs-major unit side ``Uᵀ`` (n, K') and a CSR ``S`` (C', n).
+
+        Each nonzero of ``S`` adds one contiguous row of ``Uᵀ``: K'·nnz(S) operations instead of the K'·n·C' of a
+        dense GEMM. ``S`` takes the dtype of ``Uᵀ`` (0/1 float32 products are exact below 2**24 inputs).
+        Result (K', C') float64.
+        """
+        return np.asarray(sparse.astype(inputs_major.dtype) @ inputs_major, dtype=np.float64).T
 
     def index(self, values: Array) -> np.ndarray:
         return np.asarray(values, dtype=np.int64)
@@ -241,6 +297,17 @@ class TorchBackend:
         result = self.torch.sort(values, dim=-1, stable=True)
         return result.values, result.indices
 
+    def sort_any_order(self, values: Any) -> tuple[Any, Any]:
+        result = self.torch.sort(values, dim=-1)
+        return result.values, result.indices
+
+    def run_bounds(self, sorted_values: Any) -> tuple[Any, Any]:
+        n = sorted_values.shape[-1]
+        positions = self.arange(n)
+        starts = self.cummax(self.where(self.run_starts(sorted_values), positions, 0))
+        ends = self.reverse_cummin(self.where(self.run_ends(sorted_values), positions, n - 1))
+        return starts, ends
+
     def sort_values(self, values: Any) -> Any:
         return self.torch.sort(values, dim=-1).values
 
@@ -294,6 +361,16 @@ class TorchBackend:
 
     def gather_pairs(self, values: Any, rows: Array, index: Array) -> Any:
         return values[self.index(rows)[:, None], self.index(index)]
+
+    def sparse_concept_rows(self, concepts: Any, max_density: float) -> None:
+        """Never sparse: on a torch device the dense GEMM is the product (see NumpyBackend.sparse_concept_rows)."""
+        return None
+
+    def inputs_major(self, values: Any) -> Any:
+        return values.T.contiguous()
+
+    def times_sparse_rows(self, inputs_major: Any, sparse: Any) -> Any:
+        raise NotImplementedError("the torch backend keeps concepts dense (sparse_concept_rows returns None)")
 
     def index(self, values: Array) -> Any:
         torch = self.torch

@@ -1,7 +1,8 @@
 """Binary metrics from the confusion counts of ``B(a)`` (label) and ``B(c)`` (prediction), 000 Table A.1.
 
 All pairs at once: ``TP = B(A)ᵀ B(C)`` is one float32 GEMM of 0/1 matrices (exact below 2**24 inputs), or,
-when every unit has few active inputs (small α), a gather of ``B(C)`` at those inputs and a sum;
+when every unit has few active inputs (small α), a gather of ``B(C)`` at those inputs and a sum, and when
+``B(C)`` is sparse (one-hot labels), a sparse product over its positives;
 ``FN = |B(a)| − TP``, ``FP = |B(c)| − TP``, ``TN = n − |B(a)| − |B(c)| + TP`` follow from the row sums.
 """
 
@@ -11,7 +12,15 @@ from typing import Any
 
 from neuroneval.metrics.context import ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import safe_divide
-from neuroneval.metrics.features import ALL_ACTIVE, concept_binary, few_active, sum_over_active, unit_binary
+from neuroneval.metrics.features import (
+    ALL_ACTIVE,
+    concept_binary,
+    concept_positives,
+    few_active,
+    sparse_concept_product,
+    sum_over_active,
+    unit_binary,
+)
 
 NO_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): 0/0 is set to 0"
 ALL_POSITIVES = "concept(s) positive on every input: 0/0 is set to 0"
@@ -20,11 +29,14 @@ ALL_POSITIVES = "concept(s) positive on every input: 0/0 is set to 0"
 def confusion(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> tuple[Any, Any, Any]:
     """(TP, |B(a)|, |B(c)|) broadcast to the pairing's shape, all float64."""
     unit_bits, active = unit_binary(ctx)
-    concept_bits, positives = concept_binary(chunk)
-    if few_active(ctx):
-        true_positives = sum_over_active(ctx, concept_bits, pairing)
-    else:
-        true_positives = ctx.be.astype(pairing.dot(unit_bits, concept_bits), ctx.be.float64)
+    positives = concept_positives(chunk)
+    alphas = ",".join(repr(point.alpha) for point in ctx.grid_points())
+    true_positives = sparse_concept_product(ctx, chunk, pairing, f"binary@{alphas}", lambda: unit_bits, "binary")
+    if true_positives is None:
+        if few_active(ctx):
+            true_positives = sum_over_active(ctx, concept_binary(chunk)[0], pairing)
+        else:
+            true_positives = ctx.be.astype(pairing.dot(unit_bits, concept_binary(chunk)[0]), ctx.be.float64)
     return true_positives, pairing.u(active), pairing.c(positives)
 
 

@@ -10,6 +10,7 @@ Unit-side features (binarizations, ranks, standardized rows) are computed once p
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +30,17 @@ STREAM_UNIT_NOISE = 3
 STREAM_CONCEPT_NOISE = 4
 STREAM_TR_BINARY = 5
 
+#: A concept matrix with at most this fraction of nonzero entries is kept sparse (numpy backend): products with
+#: the unit side then cost K'·nnz instead of the K'·n·C' of a dense GEMM (one-hot labels: next tokens, classes).
+SPARSE_CONCEPTS = 1 / 32
+
+#: Unit-side cache keys starting with this are shared like ALPHA_FREE_UNIT_FEATURES (they name their α).
+SHARED_PREFIX = "shared:"
+
 #: Unit-side cache keys that depend on no parameter a grid varies (α, λ): shared by a grid's contexts.
 ALPHA_FREE_UNIT_FEATURES = frozenset({"host_values", "values", "noisy_values", "concept_noise", "centred_ranks",
-                                      "standardized", "standardized_ranks", "normalized", "centred", "at_least"})
+                                      "standardized", "standardized_ranks", "normalized", "centred", "at_least",
+                                      "standardized_ranks_sums", "sorted"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,89 @@ def _noise(seed: int, stream: int, rows: int, n: int) -> np.ndarray:
     return out
 
 
+def _nbytes(value: Any) -> int:
+    """Memory held by a cached feature: arrays and tensors (also inside tuples); 0 for scalars."""
+    if isinstance(value, tuple):
+        return sum(_nbytes(part) for part in value)
+    if hasattr(value, "nbytes"):
+        return int(value.nbytes)
+    if hasattr(value, "element_size") and hasattr(value, "numel"):
+        return int(value.element_size() * value.numel())
+    return 0
+
+
+class FeatureCache:
+    """Unit-side features kept across scoring calls on one activations matrix, up to ``max_bytes``.
+
+    Every call of :func:`neuroneval.metrics.score` prepares its units — float64 rows, ranks, standardized
+    rows, top-α binarizations — before it meets a concept. Scoring many metrics on the same units (a
+    meta-evaluation scores 18) repeats that work; passing one cache as ``cache=`` to each call shares it.
+    Entries are keyed by the units, tie mode, seed and device; the least recently used are dropped first
+    when the cache would exceed ``max_bytes``. A cache belongs to one activations matrix (the same object);
+    the edge-case notes a feature raised are replayed when it is reused, so warnings do not change.
+    """
+
+    def __init__(self, max_bytes: int = 2**32) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
+        self.max_bytes = int(max_bytes)
+        self.bytes = 0
+        self._entries: OrderedDict[tuple[Any, ...], tuple[Any, tuple[str, ...], int]] = OrderedDict()
+        self._activations: Any = None
+        self._concepts: Any = None
+        self._concept_features: dict[str, Any] = {}
+
+    def view(self, activations: Any, group: tuple[Any, ...]) -> CacheView:
+        """The entries of one group of calls (same units, ties, seed, device) on ``activations``."""
+        if self._activations is None:
+            self._activations = activations
+        elif activations is not self._activations:
+            raise ValueError("a FeatureCache belongs to one activations matrix (the same array object); "
+                             "create a new cache for other activations")
+        return CacheView(self, group)
+
+    def concept_feature(self, concepts: Any, key: str, compute: Callable[[], Any]) -> Any:
+        """A feature of a whole concept matrix, kept while calls pass the same matrix object (only the last one
+        is kept; its features are small, such as its sparse form)."""
+        if concepts is not self._concepts:
+            self._concepts, self._concept_features = concepts, {}
+        if key not in self._concept_features:
+            self._concept_features[key] = compute()
+        return self._concept_features[key]
+
+    def get(self, key: tuple[Any, ...]) -> tuple[Any, tuple[str, ...]] | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        return entry[0], entry[1]
+
+    def put(self, key: tuple[Any, ...], value: Any, notes: tuple[str, ...]) -> None:
+        size = _nbytes(value)
+        if size > self.max_bytes:
+            return
+        if key in self._entries:
+            self.bytes -= self._entries.pop(key)[2]
+        self._entries[key] = (value, notes, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            self.bytes -= self._entries.popitem(last=False)[1][2]
+
+
+@dataclass
+class CacheView:
+    """The entries of one (units, ties, seed, device) group of a :class:`FeatureCache`."""
+
+    cache: FeatureCache
+    group: tuple[Any, ...]
+
+    def lookup(self, key: str) -> tuple[Any, tuple[str, ...]] | None:
+        return self.cache.get((self.group, key))
+
+    def store(self, key: str, value: Any, notes: tuple[str, ...]) -> None:
+        self.cache.put((self.group, key), value, notes)
+
+
 @dataclass
 class Context:
     """Inputs and cached unit-side features of one call.
@@ -93,7 +185,7 @@ class Context:
     unit_rows: np.ndarray
     points: tuple[Params, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict)
-    _shared: dict[str, Any] = field(default_factory=dict)
+    _shared: dict[str, Any] | CacheView = field(default_factory=dict)
     _shared_keys: frozenset[str] = frozenset()
 
     @property
@@ -109,15 +201,43 @@ class Context:
         lams = np.repeat([point.lam for point in self.points], self.unit_rows.size).astype(np.float64)
         return self.memo("row_lams", lambda: self.be.asarray(lams))
 
-    def share(self, cache: dict[str, Any], keys: frozenset[str]) -> None:
+    def share(self, cache: dict[str, Any] | CacheView, keys: frozenset[str]) -> None:
         """Keep the features named in ``keys`` in ``cache``, shared with other contexts of the same units."""
         self._shared, self._shared_keys = cache, keys
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
-        cache = self._shared if key in self._shared_keys else self._cache
-        if key not in cache:
-            cache[key] = compute()
-        return cache[key]
+        if key in self._shared_keys or key.startswith(SHARED_PREFIX):
+            return self.shared_memo(key, compute)
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def shared_memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A feature of the units alone, shared with other contexts of the same units (grid passes, and the
+        calls of a :class:`FeatureCache`); the notes it raised are replayed on reuse."""
+        if isinstance(self._shared, CacheView):
+            found = self._shared.lookup(key)
+            if found is not None:
+                for message in found[1]:
+                    self.notes.add(message)
+                return found[0]
+            before = set(self.notes.messages())
+            value = compute()
+            self._shared.store(key, value, tuple(m for m in self.notes.messages() if m not in before))
+            return value
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
+
+    def sparse_concepts(self) -> Any:
+        """The whole concept matrix as a host CSR (C, n), one row per concept, when at most
+        :data:`SPARSE_CONCEPTS` of it is nonzero and the backend multiplies sparse matrices; else ``None``."""
+        def compute() -> Any:
+            return self.be.sparse_concept_rows(self.concepts, SPARSE_CONCEPTS)
+
+        if isinstance(self._shared, CacheView):
+            return self._shared.cache.concept_feature(self.concepts, "sparse", compute)
+        return self.shared_memo(SHARED_PREFIX + "sparse_concepts", compute)
 
     def host_unit_values(self) -> np.ndarray:
         """Activations of the call's units, unit-major (K', n) float64 on the host."""
@@ -172,9 +292,24 @@ class ConceptChunk:
 
         return self.memo("noisy_values", compute)
 
+    def sparse_values(self) -> Any:
+        """The chunk's rows of :meth:`Context.sparse_concepts` (CSR (C', n)), or ``None`` when that is dense."""
+        def compute() -> Any:
+            whole = self.ctx.sparse_concepts()
+            return None if whole is None else whole[self.rows]
+
+        return self.memo("sparse_values", compute)
+
     def is_binary(self) -> bool:
         """Whether every value of the chunk is exactly 0 or 1 (labels rather than probabilities)."""
-        return self.memo("is_binary", lambda: bool(np.all((self.host_values() == 0) | (self.host_values() == 1))))
+        def compute() -> bool:
+            sparse = self.sparse_values()
+            if sparse is not None:
+                return bool(np.all(sparse.data == 1))
+            host = self.host_values()
+            return bool(np.all((host == 0) | (host == 1)))
+
+        return self.memo("is_binary", compute)
 
 
 class AllPairs:

@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from neuroneval.metrics.context import ConceptChunk, Context, Pairing
-from neuroneval.metrics.features import concept_centred_ranks, inverse_norms, standardize, unit_centred_ranks
+from neuroneval.metrics.features import (
+    ZERO_VARIANCE,
+    concept_centred_ranks,
+    concept_inverse_norms,
+    concept_positives,
+    concept_product,
+    inverse_norms,
+    standardize,
+    unit_centred_ranks,
+)
 
 
 def reference_factor(ctx: Context, size: int) -> float:
@@ -25,20 +34,47 @@ def _finish(ctx: Context, products: Any) -> Any:
 
 def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
-    units = ctx.memo("standardized", lambda: standardize(be, ctx.unit_values(), ctx.notes))
-    scale = chunk.memo("inverse_norms", lambda: inverse_norms(be, chunk.values(), ctx.notes))
-    return _finish(ctx, pairing.dot(units, chunk.values()) * pairing.c(scale))
+    def units() -> Any:
+        return ctx.memo("standardized", lambda: standardize(be, ctx.unit_values(), ctx.notes))
+
+    scale = concept_inverse_norms(chunk, centre=True)
+    return _finish(ctx, concept_product(ctx, chunk, pairing, "standardized", units, "values") * pairing.c(scale))
 
 
 def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
-    units = ctx.memo("standardized_ranks", lambda: standardize(be, unit_centred_ranks(ctx), ctx.notes))
+    def units() -> Any:
+        return ctx.memo("standardized_ranks", lambda: standardize(be, unit_centred_ranks(ctx), ctx.notes))
+
+    if ctx.params.ties == "average" and chunk.is_binary():
+        return _finish(ctx, _binary_rank_products(ctx, chunk, pairing, units))
     scale = chunk.memo("inverse_rank_norms", lambda: inverse_norms(be, concept_centred_ranks(chunk), ctx.notes))
-    return _finish(ctx, pairing.dot(units, concept_centred_ranks(chunk)) * pairing.c(scale))
+    return _finish(ctx, pairing.dot(units(), concept_centred_ranks(chunk)) * pairing.c(scale))
+
+
+def _binary_rank_products(ctx: Context, chunk: ConceptChunk, pairing: Pairing, units: Any) -> Any:
+    """Σ_i u_i·r̂(c)_i for standardized unit ranks ``u`` and the standardized average ranks of binary concepts.
+
+    With n₁ positives and n₀ = n − n₁ negatives, the centred average ranks of a 0/1 vector are −n₁/2 on the
+    negatives and n₀/2 on the positives, i.e. (n/2)·c − n₁/2, with norm √(n₀·n₁·n/4): no concept is sorted, and
+    the product with the units is the sparse Σ_i u_i·c_i plus (−n₁/2)·Σ_i u_i.
+    """
+    be, n = ctx.be, ctx.n
+    positives = concept_positives(chunk)
+    negatives = n - positives
+    degenerate = positives * negatives == 0
+    ctx.notes.check(be, degenerate, ZERO_VARIANCE)
+    scale = be.where(degenerate, 0.0, 1.0 / be.sqrt(be.where(degenerate, 1.0, positives * negatives * n / 4.0)))
+    row_sums = ctx.memo("standardized_ranks_sums", lambda: be.sum(units(), axis=-1))
+    products = (n / 2.0) * concept_product(ctx, chunk, pairing, "standardized_ranks", units, "binary")
+    products = products - pairing.u(row_sums) * pairing.c(positives / 2.0)
+    return products * pairing.c(scale)
 
 
 def cosine(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
-    units = ctx.memo("normalized", lambda: standardize(be, ctx.unit_values(), ctx.notes, centre=False))
-    scale = chunk.memo("inverse_plain_norms", lambda: inverse_norms(be, chunk.values(), ctx.notes, centre=False))
-    return be.clip(pairing.dot(units, chunk.values()) * pairing.c(scale), -1.0, 1.0)
+    def units() -> Any:
+        return ctx.memo("normalized", lambda: standardize(be, ctx.unit_values(), ctx.notes, centre=False))
+
+    scale = concept_inverse_norms(chunk, centre=False)
+    return be.clip(concept_product(ctx, chunk, pairing, "normalized", units, "values") * pairing.c(scale), -1.0, 1.0)

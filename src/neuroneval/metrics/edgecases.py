@@ -25,6 +25,10 @@ class Notes:
         self.metric = metric
         self._messages: dict[str, None] = {}
 
+    def messages(self) -> list[str]:
+        """The notes recorded so far, in order."""
+        return list(self._messages)
+
     def add(self, message: str) -> None:
         self._messages.setdefault(message, None)
 

@@ -15,6 +15,7 @@ from neuroneval.metrics.context import (
     AllPairs,
     ConceptChunk,
     Context,
+    FeatureCache,
     ListedPairs,
     Params,
 )
@@ -62,7 +63,7 @@ def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
 
 
 def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params_list: Sequence[Params],
-               device: Any, notes: Notes, unit_rows: np.ndarray) -> list[np.ndarray]:
+               device: Any, notes: Notes, unit_rows: np.ndarray, cache: FeatureCache | None = None) -> list[np.ndarray]:
     """Scores (len(unit_rows), C) of the given units against every concept, one array per entry of
     ``params_list``, concept block by block.
 
@@ -77,7 +78,9 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     if n_units == 0 or n_concepts == 0:
         return outs
     per_pass = max(1, GRID_ELEMENTS // (n_units * activations.shape[0]))
-    shared_unit_cache: dict[str, Any] = {}
+    first_point = params_list[0]
+    shared_unit_cache: Any = ({} if cache is None else cache.view(
+        activations, (unit_rows.tobytes(), first_point.ties, first_point.seed, be.name, str(device))))
     kernel, pairing = KERNELS[metric], AllPairs(be)
     for first in range(0, len(params_list), per_pass):
         points = tuple(params_list[first:first + per_pass])
@@ -121,11 +124,11 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any], *,
-        units: Any = None) -> np.ndarray:
+        units: Any = None, cache: FeatureCache | None = None) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
     ones; warnings once per call."""
     if pairs is None:
-        return run_grid(metric, activations, concepts, units, [{}], given)[0]
+        return run_grid(metric, activations, concepts, units, [{}], given, cache=cache)[0]
     spec: MetricSpec = get_spec(metric)
     resolve_params(spec, given)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
@@ -140,7 +143,7 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping
 
 
 def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: Sequence[Mapping[str, Any]],
-             given: Mapping[str, Any]) -> list[np.ndarray]:
+             given: Mapping[str, Any], *, cache: FeatureCache | None = None) -> list[np.ndarray]:
     """Scores of the rows ``units`` (all units when ``None``) at each point ``{**given, **point}``.
 
     The points may set only ``alpha`` and ``lam``; everything else comes from ``given`` and is shared, which
@@ -164,7 +167,7 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
         params_list, device = [params for params, _ in resolved], resolved[0][1]
         distinct = list(dict.fromkeys(params_list))  # a combination's part may ignore the grid's α or λ
         notes = Notes(name)
-        scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows)
+        scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows, cache)
         parts.append([scores[distinct.index(params)] for params in params_list])
         notes.emit(stacklevel=4)
     if len(parts) == 1:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from neuroneval.metrics.backend import Backend
-from neuroneval.metrics.binarize import round_concepts, top_alpha
-from neuroneval.metrics.context import AllPairs, ConceptChunk, Context, Pairing
+from neuroneval.metrics.binarize import CONCEPT_THRESHOLD, round_concepts, top_alpha
+from neuroneval.metrics.context import SHARED_PREFIX, AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.ranks import average_ranks, count_at_least, stable_ranks
 
@@ -22,15 +25,26 @@ def unit_binary(ctx: Context) -> tuple[Any, Any]:
     In a grid context (:class:`Context` ``points``) one block of K' rows per point, at that point's α: (g·K', n).
     """
     def compute() -> tuple[Any, Any]:
-        be, params = ctx.be, ctx.params
-        noisy = ctx.unit_noisy_values() if params.ties == "reference" else None
-        blocks = [top_alpha(be, ctx.unit_values(), point.alpha, params.ties, noisy) for point in ctx.grid_points()]
-        binary = blocks[0] if len(blocks) == 1 else be.concatenate(blocks)
+        be = ctx.be
+        blocks = [unit_top_alpha(ctx, point.alpha) for point in ctx.grid_points()]
+        if len(blocks) == 1:
+            return blocks[0]
+        return be.concatenate([bits for bits, _ in blocks]), be.concatenate([counts for _, counts in blocks])
+
+    return ctx.memo("binary", compute)
+
+
+def unit_top_alpha(ctx: Context, alpha: float) -> tuple[Any, Any]:
+    """``B(a)`` at one α and its counts, kept with the units' α-free features (shared across calls)."""
+    def compute() -> tuple[Any, Any]:
+        be, ties = ctx.be, ctx.params.ties
+        noisy = ctx.unit_noisy_values() if ties == "reference" else None
+        binary = top_alpha(be, ctx.unit_values(), alpha, ties, noisy)
         counts = be.astype(be.sum(binary, axis=-1), be.float64)
         ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
         return binary, counts
 
-    return ctx.memo("binary", compute)
+    return ctx.shared_memo(f"shared:top_alpha:{alpha!r}", compute)
 
 
 #: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.
@@ -87,6 +101,84 @@ def sum_over_active(ctx: Context, concept_side: Any, pairing: Pairing) -> Any:
     return be.sum(pairing.gather_concepts(concept_side, index) * pairing.u3(weights), axis=-1)
 
 
+def concept_sparse(chunk: ConceptChunk, which: str) -> Any:
+    """The chunk's raw values (``which="values"``) or ``B(c)`` (``"binary"``) as a host CSR (C', n) matrix, or
+    ``None`` when the concepts are too dense or the backend keeps them dense (:meth:`Context.sparse_concepts`)."""
+    def compute() -> Any:
+        values = chunk.sparse_values()
+        if which == "values" or values is None or chunk.is_binary():
+            return values
+        binary = values.copy()
+        binary.data = (binary.data >= CONCEPT_THRESHOLD).astype(np.float64)
+        binary.eliminate_zeros()
+        return binary
+
+    return chunk.memo("sparse_" + which, compute)
+
+
+def sparse_concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_key: str,
+                           unit_side: Callable[[], Any], which: str) -> Any:
+    """Σ_i U[k, i]·X[t, i] for all pairs, X the chunk's values or ``B(c)`` (``which``) kept sparse, or ``None``
+    when the chunk is dense or the pairs are listed (then a dense product is the caller's).
+
+    """
+    if not isinstance(pairing, AllPairs):
+        return None
+    sparse = concept_sparse(chunk, which)
+    if sparse is None:
+        return None
+    inputs_major = ctx.shared_memo(SHARED_PREFIX + "inputs_major:" + unit_key,
+                                   lambda: ctx.be.inputs_major(unit_side()))
+    return ctx.be.times_sparse_rows(inputs_major, sparse)
+
+
+def concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_key: str,
+                    unit_side: Callable[[], Any], which: str) -> Any:
+    """Σ_i U[k, i]·X[t, i] for the pairing's pairs: sparse (:func:`sparse_concept_product`) when it can be,
+    else one dense GEMM (all pairs) or row products (listed pairs)."""
+    product = sparse_concept_product(ctx, chunk, pairing, unit_key, unit_side, which)
+    if product is not None:
+        return product
+    dense = chunk.values() if which == "values" else concept_binary64(chunk)
+    return pairing.dot(unit_side(), dense)
+
+
+def concept_inverse_norms(chunk: ConceptChunk, *, centre: bool) -> Any:
+    """1/‖c − c̄‖ (``centre``) or 1/‖c‖ of the chunk's concepts, 0 for degenerate ones (see :func:`inverse_norms`).
+
+    On a sparse chunk the centred sum of squares is Σ_{c_i ≠ 0} (c_i − c̄)² + (n − nnz)·c̄², exact without
+    forming the dense centred rows; a row is constant only when it has no nonzero or only equal nonzeros at
+    every input.
+    """
+    def compute() -> Any:
+        ctx = chunk.ctx
+        sparse = concept_sparse(chunk, "values")
+        if sparse is None:
+            return inverse_norms(ctx.be, chunk.values(), ctx.notes, centre=centre)
+        n = ctx.n
+        counts = np.diff(sparse.indptr)
+        row_of_entry = np.repeat(np.arange(counts.size), counts)
+        if centre:
+            means = np.bincount(row_of_entry, weights=sparse.data, minlength=counts.size) / n
+            squares = np.bincount(row_of_entry, weights=(sparse.data - means[row_of_entry]) ** 2,
+                                  minlength=counts.size) + (n - counts) * means ** 2
+            spread = np.zeros(counts.size)
+            nonempty = counts > 0
+            if nonempty.any():
+                starts = sparse.indptr[:-1][nonempty]
+                spread[nonempty] = np.maximum.reduceat(sparse.data, starts) - np.minimum.reduceat(sparse.data, starts)
+            degenerate = (counts == 0) | ((counts == n) & (spread == 0))
+        else:
+            squares = np.bincount(row_of_entry, weights=sparse.data ** 2, minlength=counts.size)
+            degenerate = counts == 0
+        norms = np.sqrt(squares)
+        degenerate = degenerate | (norms == 0)
+        ctx.notes.check(ctx.be, ctx.be.asarray(degenerate), ZERO_VARIANCE if centre else ZERO_NORM)
+        return ctx.be.asarray(np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, norms)))
+
+    return chunk.memo("inverse_norms" if centre else "inverse_plain_norms", compute)
+
+
 def unit_binary64(ctx: Context) -> Any:
     return ctx.memo("binary64", lambda: ctx.be.astype(unit_binary(ctx)[0], ctx.be.float64))
 
@@ -99,6 +191,17 @@ def concept_binary(chunk: ConceptChunk) -> tuple[Any, Any]:
         return binary, be.astype(be.sum(binary, axis=-1), be.float64)
 
     return chunk.memo("binary", compute)
+
+
+def concept_positives(chunk: ConceptChunk) -> Any:
+    """``|B(c)|`` of the chunk's concepts (float64): from the sparse form when there is one."""
+    def compute() -> Any:
+        binary = concept_sparse(chunk, "binary")
+        if binary is None:
+            return concept_binary(chunk)[1]
+        return chunk.ctx.be.asarray(np.diff(binary.indptr).astype(np.float64))
+
+    return chunk.memo("positives", compute)
 
 
 def concept_binary64(chunk: ConceptChunk) -> Any:
@@ -115,15 +218,20 @@ def unit_centred_ranks(ctx: Context) -> Any:
     def compute() -> Any:
         be = ctx.be
         if ctx.params.ties == "average":
-            return _centred(be, average_ranks(be, ctx.unit_values()))
+            return _centred(be, average_ranks(be, ctx.unit_values(), unit_sorted(ctx)))
         return _centred(be, stable_ranks(be, ctx.unit_noisy_values()))
 
     return ctx.memo("centred_ranks", compute)
 
 
+def unit_sorted(ctx: Context) -> tuple[Any, Any]:
+    """Each unit's activations sorted and their order (ties in any order): one sort for ranks and counts."""
+    return ctx.memo("sorted", lambda: ctx.be.sort_any_order(ctx.unit_values()))
+
+
 def unit_counts_at_least(ctx: Context) -> Any:
     """``#{j : a_kj ≥ a_ki}`` for every unit and input (int64, (K', n)): one sort per unit for all concept chunks."""
-    return ctx.memo("at_least", lambda: count_at_least(ctx.be, ctx.unit_values()))
+    return ctx.memo("at_least", lambda: count_at_least(ctx.be, ctx.unit_values(), unit_sorted(ctx)))
 
 
 def concept_centred_ranks(chunk: ConceptChunk) -> Any:

@@ -32,8 +32,9 @@ from neuroneval.metrics.context import WORK_ELEMENTS, AllPairs, ConceptChunk, Co
 from neuroneval.metrics.edgecases import safe_divide
 from neuroneval.metrics.features import (
     concept_binary,
-    concept_binary64,
     concept_centred_ranks,
+    concept_positives,
+    concept_product,
     positive_index,
     sum_over_active,
     unit_binary,
@@ -66,8 +67,8 @@ def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 
 def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
-    rank_sum = pairing.dot(unit_centred_ranks(ctx), concept_binary64(chunk))
-    return _auc(ctx, rank_sum, pairing.c(concept_binary(chunk)[1]))
+    rank_sum = concept_product(ctx, chunk, pairing, "centred_ranks", lambda: unit_centred_ranks(ctx), "binary")
+    return _auc(ctx, rank_sum, pairing.c(concept_positives(chunk)))
 
 
 def _label_index(be: Backend, bits: Any, counts: np.ndarray, rows: np.ndarray) -> tuple[Any, Any]:

@@ -25,28 +25,22 @@ from neuroneval.metrics.backend import Backend
 REFERENCE_NOISE = np.float32(1e-7)
 
 
-def _run_bounds(be: Backend, sorted_values: Any) -> tuple[Any, Any]:
-    """For every sorted position, the first and last position of its run of equal values."""
-    n = sorted_values.shape[-1]
-    positions = be.arange(n)
-    starts = be.cummax(be.where(be.run_starts(sorted_values), positions, 0))
-    ends = be.reverse_cummin(be.where(be.run_ends(sorted_values), positions, n - 1))
-    return starts, ends
+def average_ranks(be: Backend, values: Any, sorted_pair: tuple[Any, Any] | None = None) -> Any:
+    """Ranks 1…n (float64) along the last axis; ties get the average of the ranks they span.
 
-
-def average_ranks(be: Backend, values: Any) -> Any:
-    """Ranks 1…n (float64) along the last axis; ties get the average of the ranks they span."""
-    sorted_values, order = be.sort(values)
-    starts, ends = _run_bounds(be, sorted_values)
+    ``sorted_pair`` is ``be.sort_any_order(values)`` when the caller already has it.
+    """
+    sorted_values, order = sorted_pair or be.sort_any_order(values)  # tied inputs get one rank in any order
+    starts, ends = be.run_bounds(sorted_values)
     ranks_sorted = be.astype(starts + ends, be.float64) * 0.5 + 1.0
     return be.scatter_along(order, ranks_sorted)
 
 
-def count_at_least(be: Backend, values: Any) -> Any:
-    """``#{j : x_j ≥ x_i}`` for every element (int64), along the last axis."""
+def count_at_least(be: Backend, values: Any, sorted_pair: tuple[Any, Any] | None = None) -> Any:
+    """``#{j : x_j ≥ x_i}`` for every element (int64), along the last axis (``sorted_pair`` as for average_ranks)."""
     n = values.shape[-1]
-    sorted_values, order = be.sort(values)
-    starts, _ = _run_bounds(be, sorted_values)
+    sorted_values, order = sorted_pair or be.sort_any_order(values)  # tied inputs get one count in any order
+    starts, _ = be.run_bounds(sorted_values)
     return be.scatter_along(order, n - starts)
 
 

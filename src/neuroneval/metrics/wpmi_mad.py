@@ -1,9 +1,10 @@
 """WPMI (000 Eq. A.11) and MAD (000 Eq. 7), one float64 GEMM each.
 
 WPMI = (1/|B(a)|) Σ_{i ∈ B(a)} log max(c_i, 1e-8) − λ·log max(mean(c), 1e-8): the GEMM of ``B(A)``
-with ``log max(C, 1e-8)`` (a gather over the active inputs when α is small). Eq. A.11 sums over the
-active inputs; the mean divides by the same |B(a)| for every concept, so rankings of concepts per unit are
-unchanged, and values stay comparable across α.
+with ``log max(C, 1e-8)`` (a gather over the active inputs when α is small; for 0/1 concepts, where
+``log max(c, 1e-8) = log(1e-8)·(1 − c)``, from the true positives of :mod:`~neuroneval.metrics.confusion`).
+Eq. A.11 sums over the active inputs; the mean divides by the same |B(a)| for every concept, so rankings of
+concepts per unit are unchanged, and values stay comparable across α.
 
 MAD = mean of a over B(c) − mean of a over not B(c). With each unit's activations centred (ā = 0), the
 second mean is −S/(n − |B(c)|) where S = Σ_{B(c)} (a − ā), so MAD = S·n / (|B(c)|·(n − |B(c)|)): one GEMM,
@@ -12,11 +13,13 @@ and the centring removes the cancellation a raw difference of means would suffer
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from neuroneval.metrics.confusion import confusion
 from neuroneval.metrics.context import ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import safe_divide
-from neuroneval.metrics.features import concept_binary, concept_binary64, sum_over_active, unit_binary
+from neuroneval.metrics.features import concept_positives, concept_product, sum_over_active, unit_binary
 
 LOG_FLOOR = 1e-8
 ZERO_MEAN = "concept(s) with mean 0: log mean(c) = log 0 is replaced by log 1e-8"
@@ -32,9 +35,16 @@ def wpmi(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         ctx.notes.check(be, means <= 0, ZERO_MEAN)
         return be.log(be.clip(values, LOG_FLOOR, None)), be.log(be.clip(means, LOG_FLOOR, None))
 
-    logs, log_means = chunk.memo("wpmi_logs", concept_logs)
     lam = pairing.u(ctx.row_lams()) if ctx.points else ctx.params.lam
-    return sum_over_active(ctx, logs, pairing) / pairing.u(unit_binary(ctx)[1]) - lam * pairing.c(log_means)
+    active = pairing.u(unit_binary(ctx)[1])
+    if chunk.is_binary():  # log max(c, 1e-8) = log(1e-8)·(1 − c): the sum over B(a) is log(1e-8)·(|B(a)| − TP)
+        positives = concept_positives(chunk)
+        ctx.notes.check(be, positives == 0, ZERO_MEAN)
+        log_means = be.log(be.clip(positives / ctx.n, LOG_FLOOR, None))
+        true_positives = confusion(ctx, chunk, pairing)[0]
+        return math.log(LOG_FLOOR) * (active - true_positives) / active - lam * pairing.c(log_means)
+    logs, log_means = chunk.memo("wpmi_logs", concept_logs)
+    return sum_over_active(ctx, logs, pairing) / active - lam * pairing.c(log_means)
 
 
 def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
@@ -44,8 +54,8 @@ def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         values = ctx.unit_values()
         return values - (be.sum(values, axis=-1) / ctx.n)[:, None]
 
-    sums = pairing.dot(ctx.memo("centred", centred), concept_binary64(chunk))
-    positives = pairing.c(concept_binary(chunk)[1])
+    sums = concept_product(ctx, chunk, pairing, "centred", lambda: ctx.memo("centred", centred), "binary")
+    positives = pairing.c(concept_positives(chunk))
     pairs = positives * (ctx.n - positives)
     ctx.notes.check(be, pairs == 0, MAD_DEGENERATE)
     return safe_divide(be, sums * ctx.n, pairs, 0.0)

@@ -163,7 +163,8 @@ def meta_setting(job: StepIO) -> None:
     """Meta-AUPRC of every metric on one setting: α/λ chosen on validation units, reported on test units."""
     from tqdm import tqdm
 
-    from neuroneval.meta import evaluate_metric, split_units, truth_mask
+    from neuroneval.meta import evaluate_metric, scoring_order, split_units, truth_mask
+    from neuroneval.metrics import FeatureCache
     from neuroneval.settings import load_setting
 
     setting = job.params.setting
@@ -178,8 +179,9 @@ def meta_setting(job: StepIO) -> None:
     known_units = np.flatnonzero(mask.any(axis=1))
     val_positions, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"],
                                                 seed=meta["seed"])
-    rows = []
-    for metric in tqdm(meta["metrics"], desc=f"meta-AUPRC {job.wildcards.setting}", unit="metric"):
+    cache = FeatureCache(max_bytes=int(meta["feature_cache_gib"] * 2**30))  # unit features shared by the metrics
+    rows = {}
+    for metric in tqdm(scoring_order(meta["metrics"]), desc=f"meta-AUPRC {job.wildcards.setting}", unit="metric"):
         result = evaluate_metric(
             metric,
             data.activations,
@@ -190,8 +192,9 @@ def meta_setting(job: StepIO) -> None:
             alpha_grid=meta["alpha_grid"],
             lam_grid=meta["lam_grid"],
             fixed_params={"ties": meta["ties"], "seed": meta["seed"]},
+            cache=cache,
         )
-        rows.append({
+        rows[metric] = {
             "setting": job.wildcards.setting,
             "metric": metric,
             "ties": meta["ties"],
@@ -204,8 +207,8 @@ def meta_setting(job: StepIO) -> None:
             "concepts": len(data.concept_names),
             "inputs": data.activations.shape[0],
             "seed": meta["seed"],
-        })
-    io.write_csv(job.output[0], pd.DataFrame(rows))
+        }
+    io.write_csv(job.output[0], pd.DataFrame([rows[metric] for metric in meta["metrics"]]))
 
 
 def table4(job: StepIO) -> None:
