@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuroneval.metrics import get_spec, score, score_pairs
+from neuroneval.metrics import METRICS, FeatureCache, get_spec, score, score_pairs
 from neuroneval.sanity.experimental import experimental_deltas, experimental_draw_deltas, experimental_test
 from neuroneval.sanity.perturb import missing_labels
 
@@ -58,6 +58,33 @@ def test_blocks_do_not_change_the_result(setting) -> None:
     small = experimental_deltas("auprc", activations, concepts, pairs, test="extra", draws=5, alpha=0.05,
                                 block_elements=N)
     np.testing.assert_allclose(big[0], small[0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["average", "reference"])
+def test_a_shared_feature_cache_changes_no_delta(setting, ties) -> None:
+    activations, concepts, pairs = setting
+    pairs = np.vstack([pairs, [[0, 4], [3, 5]]])
+    cache = FeatureCache()
+    for metric in [*METRICS, "hmean:recall+auc"]:  # every metric after the first reuses the tested units' features
+        for test in ("missing", "extra"):
+            common = {"test": test, "draws": 3, "seed": 5, "ties": ties, "alpha": 0.05, "lam": 0.5}  # as accepted
+            cached = experimental_deltas(metric, activations, concepts, pairs, cache=cache, block_elements=2 * N,
+                                         **common)
+            fresh = experimental_deltas(metric, activations, concepts, pairs, block_elements=2 * N, **common)
+            np.testing.assert_array_equal(cached[0], fresh[0], err_msg=f"{metric} {test}")
+            assert cached[2] == fresh[2]
+    assert cache.bytes > 0
+
+
+def test_score_pairs_with_a_unit_superset_and_its_errors(setting) -> None:
+    activations, concepts, _ = setting
+    pairs = np.array([[2, 1], [0, 3], [2, 5]])
+    for metric, params in (("spearman", {}), ("iou", {"alpha": 0.05}), ("mad", {})):
+        expected = score_pairs(metric, activations, concepts, pairs, **params)
+        got = score_pairs(metric, activations, concepts, pairs, units=[3, 2, 0, 1], cache=FeatureCache(), **params)
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match=r"pair 1 = \(0, 3\): its unit is not among the given units"):
+        score_pairs("iou", activations, concepts, pairs, units=[1, 2])
 
 
 @pytest.mark.parametrize("metric", ["auprc", "correlation_tr"])

@@ -35,7 +35,8 @@ def score(metric: str, activations: Any, concepts: Any, *, cache: FeatureCache |
     return run(metric, activations, concepts, None, params, cache=cache)
 
 
-def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **params: Any) -> np.ndarray:
+def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, units: Any = None,
+                cache: FeatureCache | None = None, **params: Any) -> np.ndarray:
     """Score only the listed (unit, concept) pairs.
 
     Parameters
@@ -44,6 +45,9 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **para
         As for :func:`score` (same definitions, defaults and edge cases; same random samples for a seed).
     pairs : array of int, shape (m, 2)
         Rows ``(k, t)``: column position of the unit in ``activations`` and of the concept in ``concepts``.
+    units : 1-D array of int, optional
+        The units whose features are prepared, a superset of the pairs' units (default: the pairs' units).
+        Calls that pass the same ``units`` and one :class:`FeatureCache` as ``cache`` prepare them once.
 
     Returns
     -------
@@ -58,7 +62,7 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, **para
     >>> score_pairs("iou", a, c, [[0, 0], [0, 1]], alpha=0.5).tolist()
     [1.0, 0.3333333333333333]
     """
-    return run(metric, activations, concepts, pairs, params)
+    return run(metric, activations, concepts, pairs, params, units=units, cache=cache)
 
 
 def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cache: FeatureCache | None = None,
@@ -184,7 +188,8 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     cache : FeatureCache, optional
         Keeps the units' prepared features (float64 rows, ranks, standardized rows, top-α binarizations) for
         later calls on the same activations, up to its byte budget: scoring several metrics on one layer
-        prepares each feature once (not for ``score_pairs``). Results are unchanged.
+        prepares each feature once (``score_pairs`` shares them when given the same ``units``). Results are
+        unchanged.
 
     Returns
     -------

@@ -38,7 +38,7 @@ SPARSE_CONCEPTS = 1 / 32
 SHARED_PREFIX = "shared:"
 
 #: Unit-side cache keys that depend on no parameter a grid varies (α, λ): shared by a grid's contexts.
-ALPHA_FREE_UNIT_FEATURES = frozenset({"host_values", "values", "noisy_values", "concept_noise", "centred_ranks",
+ALPHA_FREE_UNIT_FEATURES = frozenset({"host_values", "values", "noisy_values", "centred_ranks",
                                       "standardized", "standardized_ranks", "normalized", "centred", "at_least",
                                       "standardized_ranks_sums", "sorted"})
 
@@ -259,8 +259,12 @@ class Context:
 
     def concept_noise(self) -> np.ndarray:
         """Reference-mode noise of every concept (host float32, (C, n))."""
-        return self.memo("concept_noise",
-                         lambda: _noise(self.params.seed, STREAM_CONCEPT_NOISE, self.concepts.shape[1], self.n))
+        def compute() -> np.ndarray:
+            return _noise(self.params.seed, STREAM_CONCEPT_NOISE, self.concepts.shape[1], self.n)
+
+        if isinstance(self._shared, CacheView):  # it belongs to the concepts, not to the units
+            return self._shared.cache.concept_feature(self.concepts, f"noise:{self.params.seed}", compute)
+        return self.shared_memo(SHARED_PREFIX + "concept_noise", compute)
 
 
 @dataclass

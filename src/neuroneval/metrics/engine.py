@@ -78,9 +78,8 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     if n_units == 0 or n_concepts == 0:
         return outs
     per_pass = max(1, GRID_ELEMENTS // (n_units * activations.shape[0]))
-    first_point = params_list[0]
-    shared_unit_cache: Any = ({} if cache is None else cache.view(
-        activations, (unit_rows.tobytes(), first_point.ties, first_point.seed, be.name, str(device))))
+    shared_unit_cache: Any = {} if cache is None else cache.view(activations, _group(unit_rows, params_list[0], be,
+                                                                                    device))
     kernel, pairing = KERNELS[metric], AllPairs(be)
     for first in range(0, len(params_list), per_pass):
         points = tuple(params_list[first:first + per_pass])
@@ -95,14 +94,31 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     return outs
 
 
+def _group(unit_rows: np.ndarray, params: Params, be: Any, device: Any) -> tuple[Any, ...]:
+    """What the units' shared features depend on: the units, tie mode, device, and the seed only where noise
+    enters (reference ties)."""
+    return unit_rows.tobytes(), params.ties, params.seed if params.ties == "reference" else None, be.name, str(device)
+
+
 def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pairs: np.ndarray,
-                  params: Params, device: Any, notes: Notes) -> np.ndarray:
+                  params: Params, device: Any, notes: Notes, units: np.ndarray | None = None,
+                  cache: FeatureCache | None = None) -> np.ndarray:
     be = get_backend(device)
     out = np.empty(pairs.shape[0], dtype=np.float64)
     if pairs.shape[0] == 0:
         return out
-    unit_rows, unit_positions = np.unique(pairs[:, 0], return_inverse=True)
+    if units is None:
+        unit_rows, unit_positions = np.unique(pairs[:, 0], return_inverse=True)
+    else:
+        unit_rows = np.unique(units)
+        unit_positions = np.minimum(np.searchsorted(unit_rows, pairs[:, 0]), unit_rows.size - 1)
+        missing = unit_rows[unit_positions] != pairs[:, 0]
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise ValueError(f"pair {row} = {tuple(pairs[row].tolist())}: its unit is not among the given units")
     ctx = Context(be, params, notes, activations, concepts, unit_rows)
+    if cache is not None:
+        ctx.share(cache.view(activations, _group(unit_rows, params, be, device)), ALPHA_FREE_UNIT_FEATURES)
     kernel = KERNELS[metric]
     per_pair = _elements_per_concept(metric, ctx, 1)
     step = params.chunk_size or max(1, WORK_ELEMENTS // per_pair)
@@ -126,18 +142,20 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
 def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any], *,
         units: Any = None, cache: FeatureCache | None = None) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
-    ones; warnings once per call."""
+    ones (features prepared for ``units`` when given, a superset of the pairs' units); warnings once per call."""
     if pairs is None:
         return run_grid(metric, activations, concepts, units, [{}], given, cache=cache)[0]
     spec: MetricSpec = get_spec(metric)
     resolve_params(spec, given)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
     pairs = check_pairs(pairs, activation_matrix.shape[1], concept_matrix.shape[1])
+    unit_set = None if units is None else check_units(units, activation_matrix.shape[1])
     parts = []
     for name in spec.components or (spec.name,):
         params, device = resolve_params(get_spec(name), _accepted(name, given))
         notes = Notes(name)
-        parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes))
+        parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes, unit_set,
+                                   cache))
         notes.emit(stacklevel=4)
     return parts[0] if len(parts) == 1 else _harmonic_mean(parts)
 

@@ -139,22 +139,27 @@ def sanity_experimental(job: StepIO) -> None:
     """
     from tqdm import tqdm
 
+    from neuroneval.meta import scoring_order
+    from neuroneval.metrics import FeatureCache
     from neuroneval.sanity import experimental_test
 
     units = _load_units(job)
     sanity = job.params.sanity
     hyperparameters = _read_hyperparameters(job.input.hyperparameters)
     pairs = units.test_pairs
-    frames = []
-    for metric in tqdm(job.params.metrics, desc=f"sanity {job.wildcards.setting}", unit="metric"):
+    cache = FeatureCache(max_bytes=int(job.params.meta["feature_cache_gib"] * 2**30))  # shared by all metrics
+    frames = {}
+    metrics = list(job.params.metrics)
+    for metric in tqdm(scoring_order(metrics), desc=f"sanity {job.wildcards.setting}", unit="metric"):
         params = _metric_params(hyperparameters, metric)
         for ties in _tie_modes(metric, sanity):
             table = experimental_test(metric, units.activations, units.concepts, pairs,
                                       draws=sanity["experimental"]["draws"], epsilon=sanity["epsilon"],
-                                      seed=sanity["seed"], ties=ties, **params)
-            frames.append(table.assign(setting=job.wildcards.setting, alpha=params.get("alpha", np.nan),
-                                       lam=params.get("lam", np.nan)))
-    tidy = pd.concat(frames, ignore_index=True)
+                                      seed=sanity["seed"], ties=ties, cache=cache, **params)
+            frames[metric, ties] = table.assign(setting=job.wildcards.setting, alpha=params.get("alpha", np.nan),
+                                                lam=params.get("lam", np.nan))
+    tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in _tie_modes(metric, sanity)],
+                     ignore_index=True)
     io.write_csv(job.output[0], tidy[["setting", *[c for c in tidy.columns if c != "setting"]]])
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.metrics import get_spec, score, score_pairs
+from neuroneval.metrics import FeatureCache, get_spec, score, score_pairs
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
 from neuroneval.sanity.params import derived_seed, metric_params
 from neuroneval.sanity.perturb import (
@@ -95,7 +95,7 @@ def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any
                         draws: int = 1, strength: float | None = None, perturbation: str = "random",
                         names: Sequence[str] | None = None, hierarchy: Mapping[str, Sequence[str]] | None = None,
                         subclass_rule: str = "largest", seed: int = 0, ties: str = "average",
-                        span: float | None = None, block_elements: int = 2**24,
+                        span: float | None = None, block_elements: int = 2**24, cache: FeatureCache | None = None,
                         **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per-pair Δs(k) of one test (Eq. 10, averaged over draws); see :func:`experimental_test`.
 
@@ -116,7 +116,7 @@ def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any
     per_draw, tested, span, draws = experimental_draw_deltas(
         metric, activations, concepts, pairs, test=test, draws=draws, strength=strength, perturbation=perturbation,
         names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed, ties=ties, span=span,
-        block_elements=block_elements, **params)
+        block_elements=block_elements, cache=cache, **params)
     return per_draw.mean(axis=1), tested, span, draws
 
 
@@ -125,7 +125,7 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
                              names: Sequence[str] | None = None,
                              hierarchy: Mapping[str, Sequence[str]] | None = None, subclass_rule: str = "largest",
                              seed: int = 0, ties: str = "average", span: float | None = None,
-                             block_elements: int = 2**24,
+                             block_elements: int = 2**24, cache: FeatureCache | None = None,
                              **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per-pair, per-draw differences ``(s(a_k, c±_{t_k,d}) − s(a_k, c_{t_k})) / (max − min)`` of one test.
 
@@ -134,7 +134,8 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
     are the draws a run with D' draws makes (App. E.5 compares 1, 3, 10 and 100 draws from one run). In
     ``ties="reference"`` mode the tie-breaking noise of the other metrics is seeded per block of draws, so
     there the prefix is only equal in distribution. For MAD and WPMI the observed ``max − min`` covers the
-    scores of all D draws.
+    scores of all D draws. Every engine call prepares the features of all tested units, so with a ``cache``
+    (:class:`~neuroneval.metrics.FeatureCache`) they are prepared once for all blocks, tests and metrics.
 
     Returns
     -------
@@ -161,8 +162,9 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
     testable, draws, block_of = _perturbation(test, perturbation, concept_matrix, draws, strength, seed, names,
                                               hierarchy, subclass_rule)
     tested = pair_array[np.isin(pair_array[:, 1], testable)]
-    original = score_pairs(metric, activation_matrix, concept_matrix, tested, ties=ties,
-                           seed=derived_seed(seed, 8), **engine)
+    tested_units = np.unique(tested[:, 0])
+    original = score_pairs(metric, activation_matrix, concept_matrix, tested, ties=ties, units=tested_units,
+                           cache=cache, seed=derived_seed(seed, 8), **engine)
     perturbed = np.empty((tested.shape[0], draws))
     n = concept_matrix.shape[0]
     concepts_used, pair_concept = np.unique(tested[:, 1], return_inverse=True)
@@ -177,14 +179,15 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
             labels = block_of(concepts_used[block], draw_range).reshape(n, block.size * width)
             slots = (pair_concept[rows] - block_start)[:, None] * width + np.arange(width)[None, :]
             block_pairs = np.column_stack([np.repeat(tested[rows, 0], width), slots.ravel()])
-            scores = score_pairs(metric, activation_matrix, labels, block_pairs, ties=ties,
-                                 seed=derived_seed(seed, 9, block_start, draw_start), **engine)
+            scores = score_pairs(metric, activation_matrix, labels, block_pairs, ties=ties, units=tested_units,
+                                 cache=cache, seed=derived_seed(seed, 9, block_start, draw_start), **engine)
             perturbed[rows, draw_range.start:draw_range.stop] = scores.reshape(rows.size, width)
     if span is None:
         if has_fixed_span(metric):
             span = value_span(metric)
         else:
-            full = score(metric, activation_matrix, concept_matrix, ties=ties, seed=derived_seed(seed, 8), **engine)
+            full = score(metric, activation_matrix, concept_matrix, ties=ties, seed=derived_seed(seed, 8), cache=cache,
+                         **engine)
             span = value_span(metric, full, perturbed)
     return (perturbed - original[:, None]) / span, tested, float(span), draws
 
@@ -194,7 +197,7 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
                       multiplier: float | None = None, perturbation: str = "random",
                       names: Sequence[str] | None = None, hierarchy: Mapping[str, Sequence[str]] | None = None,
                       subclass_rule: str = "largest", seed: int = 0, ties: str = "average",
-                      span: float | None = None, **params: Any) -> pd.DataFrame:
+                      span: float | None = None, cache: FeatureCache | None = None, **params: Any) -> pd.DataFrame:
     """Run the Missing and/or Extra Labels tests of one metric on a setting's correct (unit, concept) pairs.
 
     Parameters
@@ -225,6 +228,9 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
     ties : {"average", "reference"}, default "average"
     span : float, optional
         Normalising ``max − min`` to use instead of the registry range / observed spread.
+    cache : FeatureCache, optional
+        Shares the units' prepared features with other tests and metrics on the same activations (results
+        are unchanged).
     **params
         Metric parameters (``alpha``, ``lam``, ``tr_*``; each metric gets those it accepts), ``device``,
         ``chunk_size``.
@@ -257,7 +263,7 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
         deltas, tested, used_span, used_draws = experimental_deltas(
             metric, activations, concepts, pairs, test=test, draws=draws, strength=strength,
             perturbation=perturbation, names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed,
-            ties=ties, span=span, **params)
+            ties=ties, span=span, cache=cache, **params)
         summary = summarize_deltas(deltas, epsilon)
         rows.append({
             "metric": metric, "test": test, "perturbation": perturbation,
