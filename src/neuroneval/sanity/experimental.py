@@ -162,7 +162,9 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
     testable, draws, block_of = _perturbation(test, perturbation, concept_matrix, draws, strength, seed, names,
                                               hierarchy, subclass_rule)
     tested = pair_array[np.isin(pair_array[:, 1], testable)]
-    tested_units = np.unique(tested[:, 0])
+    # Every call prepares all tested units, so a cache serves every block; in reference mode each block has its
+    # own tie-breaking seed, nothing is reused, and each call prepares only its block's units.
+    tested_units = np.unique(tested[:, 0]) if ties == "average" else None
     original = score_pairs(metric, activation_matrix, concept_matrix, tested, ties=ties, units=tested_units,
                            cache=cache, seed=derived_seed(seed, 8), **engine)
     perturbed = np.empty((tested.shape[0], draws))
