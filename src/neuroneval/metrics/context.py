@@ -122,8 +122,8 @@ class FeatureCache:
         return CacheView(self, group)
 
     def concept_feature(self, concepts: Any, key: str, compute: Callable[[], Any]) -> Any:
-        """A feature of a whole concept matrix, kept while calls pass the same matrix object (only the last one
-        is kept; its features are small, such as its sparse form)."""
+        """A feature of a whole concept matrix (its sparse form, reference-mode tie noise), kept while calls pass
+        the same matrix object. Only the last matrix's features are kept, outside the ``max_bytes`` budget."""
         if concepts is not self._concepts:
             self._concepts, self._concept_features = concepts, {}
         if key not in self._concept_features:

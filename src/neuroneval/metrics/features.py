@@ -44,7 +44,7 @@ def unit_top_alpha(ctx: Context, alpha: float) -> tuple[Any, Any]:
         ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
         return binary, counts
 
-    return ctx.shared_memo(f"shared:top_alpha:{alpha!r}", compute)
+    return ctx.shared_memo(f"{SHARED_PREFIX}top_alpha:{alpha!r}", compute)
 
 
 #: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.
