@@ -25,3 +25,4 @@ rule all:
         "results/table4.csv",
         "results/table4.png",
         "results/worlds_report.csv",
+        "results/ceiling.csv",

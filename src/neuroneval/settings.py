@@ -47,6 +47,20 @@ def setting_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -
     return [activation_path(setting["dataset"], unit["model"], unit["layer"], root=root) for unit in setting["units"]]
 
 
+#: Unit layers whose world has a stochastic ground truth: their ideal units are the generator's probabilities,
+#: written as the activation table of the pseudo-model ``ideal`` (``data/activations/<dataset>/ideal/<layer>``).
+GENERATIVE_IDEAL_LAYERS = ("next_token",)
+IDEAL_MODEL = "ideal"
+
+
+def ideal_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -> list[Path]:
+    """The ideal-unit tables of a setting whose units all have a generative ideal (else ``[]``: labels are ideal)."""
+    units = setting["units"]
+    if not units or any(unit["layer"] not in GENERATIVE_IDEAL_LAYERS for unit in units):
+        return []
+    return sorted({activation_path(setting["dataset"], IDEAL_MODEL, unit["layer"], root=root) for unit in units})
+
+
 def setting_concept_path(setting: Mapping[str, Any], *, root: Path = DATA) -> Path:
     """The concept table a setting reads."""
     return concept_path(setting["dataset"], setting["concepts"]["source"], root=root)

@@ -81,6 +81,15 @@ def test_split_is_seeded_disjoint_and_sized() -> None:
         split_units(1, val_fraction=0.05, seed=0)
 
 
+def test_min_val_units_floors_the_validation_set_at_most_half() -> None:
+    assert [len(split_units(n, val_fraction=0.05, seed=0, min_val_units=10)[0]) for n in (27, 120, 500, 6)] \
+        == [10, 10, 25, 3]
+    val, test = split_units(27, val_fraction=0.05, seed=0, min_val_units=10)
+    assert set(val).isdisjoint(test) and len(val) + len(test) == 27
+    with pytest.raises(ValueError, match="min_val_units"):
+        split_units(27, val_fraction=0.05, seed=0, min_val_units=0)
+
+
 def test_table4_means_and_ranks_match_scipy() -> None:
     rng = np.random.default_rng(0)
     metrics, settings = ["a", "b", "c", "d"], ["s1", "s2", "s3"]
@@ -143,3 +152,51 @@ def test_evaluate_metric_matches_scoring_every_grid_point(metric: str) -> None:
     best = int(np.argmax(val))  # first of equal maxima
     assert dict(result.params) == points[best] and result.val_auprc == pytest.approx(val[best], abs=1e-12)
     assert result.test_auprc == pytest.approx(meta_auprc(full[best][test_units], truth[test_units]), abs=1e-12)
+
+
+def test_bootstrap_interval_equals_explicit_resampling_of_units() -> None:
+    """Oracle: draw the same unit multiplicities, repeat the rows explicitly and score with meta_auprc."""
+    from neuroneval.meta.auprc import bootstrap_meta_auprc
+
+    rng = np.random.default_rng(1)
+    scores = np.round(rng.normal(size=(30, 12)), 1)  # rounded: many tied scores
+    truth = np.zeros((30, 12), dtype=bool)
+    truth[np.arange(30), rng.integers(0, 12, 30)] = True
+    scores[truth] += 1.0
+    low, high = bootstrap_meta_auprc(scores, truth, n_boot=300, seed=5, level=0.9)
+    counts = np.random.default_rng(5).multinomial(30, np.full(30, 1 / 30), size=300)
+    values = [meta_auprc(scores[np.repeat(np.arange(30), c)], truth[np.repeat(np.arange(30), c)]) for c in counts]
+    assert low == pytest.approx(np.quantile(values, 0.05), abs=1e-12)
+    assert high == pytest.approx(np.quantile(values, 0.95), abs=1e-12)
+    assert low <= meta_auprc(scores, truth) <= high
+    flipped = bootstrap_meta_auprc(-scores, truth, n_boot=300, seed=5, level=0.9, higher_is_better=False)
+    assert flipped == pytest.approx((low, high))
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap_meta_auprc(scores, truth, n_boot=0, seed=0)
+
+
+def test_evaluate_setting_reports_the_interval_and_the_ceiling_of_label_units() -> None:
+    """Ideal units built from labels are their concepts: correlation scores them perfectly (ceiling 1)."""
+    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, ideal_units_from_labels
+    from neuroneval.settings import SettingData
+
+    rng = np.random.default_rng(2)
+    n, n_concepts = 2000, 20
+    labels = (rng.random((n, n_concepts)) < np.linspace(0.01, 0.3, n_concepts)).astype(np.float32)
+    noisy = labels + rng.normal(scale=0.8, size=labels.shape).astype(np.float32)
+    names = [f"c{j}" for j in range(n_concepts)]
+    units = [f"u{j}" for j in range(n_concepts)]
+    data = SettingData(noisy, units, labels, names, {u: [c] for u, c in zip(units, names, strict=True)})
+    truth = pd.DataFrame({"unit": units, "concept": names})
+    options = MetaOptions(metrics=("correlation", "iou"), alpha_grid=(0.01, 0.1), lam_grid=(0.0,),
+                          min_val_units=5, n_boot=50)
+    rows = evaluate_setting(data, truth, options, setting="toy", progress=False)
+    assert list(rows["metric"]) == ["correlation", "iou"] and set(rows["val_units"]) == {5}
+    assert (rows["ci_low"] <= rows["test_auprc"]).all() and (rows["test_auprc"] <= rows["ci_high"]).all()
+    ideal = ideal_units_from_labels(data, truth, labels, names)
+    ceiling = ceiling_frame(evaluate_setting(ideal, truth, options, setting="toy", progress=False),
+                            ideal_source="labels")
+    assert list(ceiling.columns[:5]) == ["setting", "metric", "ties", "meta_auprc", "ideal_source"]
+    by_metric = ceiling.set_index("metric")["meta_auprc"]
+    assert by_metric["correlation"] == pytest.approx(1.0)
+    assert by_metric.max() >= rows["test_auprc"].max()

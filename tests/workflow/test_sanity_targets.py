@@ -171,7 +171,8 @@ def test_one_setting_against_the_per_pair_reference(sanity_workspace: Path) -> N
     truth = pd.read_csv(sanity_workspace / f"data/truth/{name}.csv", dtype=str)
     known = [unit_names.index(u) for u in dict.fromkeys(truth["unit"])]
     known_units = np.array(sorted(known))
-    _, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"], seed=meta["seed"])
+    _, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"], seed=meta["seed"],
+                                    min_val_units=meta["min_val_units"])
     test_units = set(unit_names[k] for k in known_units[test_positions])
     pairs = [(u, t) for u, t in zip(truth["unit"], truth["concept"], strict=True) if u in test_units]
     hyper = pd.read_csv(sanity_workspace / f"results/sanity/hyperparameters/{name}.csv").set_index("metric")

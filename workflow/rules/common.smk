@@ -11,6 +11,7 @@ from neuroneval.settings import (
     activation_path,
     check_setting_references,
     concept_path,
+    ideal_activation_paths,
     setting_activation_paths,
     setting_concept_path,
     truth_method,
@@ -60,6 +61,18 @@ def setting_activations(wildcards):
 
 def setting_concepts(wildcards):
     return str(setting_concept_path(config["settings"][wildcards.setting]))
+
+
+def setting_labels(wildcards):
+    """The ground-truth label table of the setting's dataset (ideal units of label-based ceilings)."""
+    return str(concept_path(config["settings"][wildcards.setting]["dataset"], "labels"))
+
+
+def setting_ideal_activations(wildcards):
+    """Generative-probability ideal units of the setting, where its world has them (else [])."""
+    return [
+        str(path) for path in ideal_activation_paths(config["settings"][wildcards.setting])
+    ]
 
 
 def setting_truth(wildcards):

@@ -19,6 +19,42 @@ rule meta_setting:
         "../scripts/meta_setting.py"
 
 
+rule ceiling_setting:
+    input:
+        activations=setting_activations,
+        concepts=setting_concepts,
+        labels=setting_labels,
+        truth=setting_truth,
+        ideal=setting_ideal_activations,
+    output:
+        "results/ceiling/{setting}.csv",
+    log:
+        "logs/ceiling/{setting}.log",
+    benchmark:
+        "logs/benchmarks/ceiling_{setting}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        setting=setting_config,
+        meta=config["meta"],
+    script:
+        "../scripts/ceiling_setting.py"
+
+
+rule ceiling:
+    input:
+        expand("results/ceiling/{setting}.csv", setting=META_SETTINGS),
+    output:
+        "results/ceiling.csv",
+    log:
+        "logs/ceiling.log",
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/ceiling.py"
+
+
 rule table4:
     input:
         expand("results/meta/{setting}.csv", setting=META_SETTINGS),

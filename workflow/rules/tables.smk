@@ -121,3 +121,21 @@ rule probe_activations:
     threads: 1
     script:
         "../scripts/probe_activations.py"
+
+
+rule lm_ideal_activations:
+    input:
+        world="data/worlds/text/{split}",
+    output:
+        "data/activations/text_{split}/ideal/next_token.parquet",
+    log:
+        "logs/activations/text_{split}_ideal_next_token.log",
+    benchmark:
+        "logs/benchmarks/activations_text_{split}_ideal_next_token.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        extraction=config["activations"].get("next_token", {}),
+    script:
+        "../scripts/lm_ideal_activations.py"

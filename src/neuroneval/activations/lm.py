@@ -225,3 +225,29 @@ def write_next_token_tables(tables: NextTokenTables, activation_path: str | os.P
     """Write both tables through :mod:`neuroneval.io` (validated, atomic)."""
     return (io.write_activation_table(activation_path, tables.activations, metadata=tables.activation_metadata),
             io.write_concept_table(concept_path, tables.concepts, metadata=tables.concept_metadata))
+
+
+def ideal_next_token_table(world: Any, *, n_units: int = 500, max_positions: int | None = 204_800, seed: int = 0,
+                           dataset: str = "text_probe", exclude: Sequence[int] = (UNK_ID,)
+                           ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The text world's ideal next-token units on the same units and positions as :func:`next_token_tables`.
+
+    Unit ``tok:<w>`` = the generator's ``P(next token = w | latent state)``
+    (:func:`neuroneval.worlds.text.ideal_next_token_probabilities`): what a model that knew the world's
+    grammar and hidden state would output. Returns ``(activations frame, metadata)`` with ``model: ideal``.
+    """
+    from neuroneval.worlds.text import ideal_next_token_probabilities
+
+    tokens = np.asarray(world.token_ids, dtype=np.int64)
+    unit_token_ids = most_common_tokens(tokens, n_units, exclude=exclude)
+    positions = select_positions(tokens.size, max_positions, seed=seed)
+    probabilities = ideal_next_token_probabilities(world, positions, unit_token_ids)
+    words = [world.vocabulary[index] for index in unit_token_ids.tolist()]
+    unit_names = [f"{UNIT_PREFIX}{word}" for word in words]
+    metadata = {
+        "model": "ideal", "layer": LAYER, "dataset": dataset, "pooling": "none", "dtype": "float32",
+        "unit_concepts": {unit: [f"{CONCEPT_PREFIX}{word}"] for unit, word in zip(unit_names, words, strict=True)},
+        "unit_token_ids": unit_token_ids.tolist(), "ideal_source": "generative_probability",
+        "n_available_positions": int(tokens.size - 1), "max_positions": max_positions, "seed": seed,
+    }
+    return _frame(positions, unit_names, probabilities), metadata

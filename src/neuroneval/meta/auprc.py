@@ -63,3 +63,45 @@ def average_precision(labels: np.ndarray, scores: np.ndarray) -> float:
     precision = true_positives / (threshold_ends + 1)
     recall_gain = np.diff(true_positives, prepend=0.0) / true_positives[-1]
     return float(np.sum(recall_gain * precision))
+
+
+def bootstrap_meta_auprc(scores: np.ndarray, truth: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95,
+                         higher_is_better: bool = True, chunk: int = 16) -> tuple[float, float]:
+    """Percentile confidence interval of meta-AUPRC over units (rows), resampled with replacement.
+
+    A replicate draws ``K`` units with replacement; unit ``k`` drawn ``m_k`` times counts each of its pairs
+    ``m_k`` times. That is a weighted average precision over the *same* sorted scores, so the pairs are sorted
+    once and each replicate costs one pass of cumulative sums (tied scores stay one threshold, as in
+    :func:`meta_auprc`). Replicates without any correct pair are skipped. Returns ``(low, high)`` at ``level``.
+    """
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    if scores.shape != truth.shape:
+        raise ValueError(f"scores shape {scores.shape} differs from truth shape {truth.shape}")
+    n_units, n_concepts = scores.shape
+    flat = np.asarray(scores, dtype=np.float64).ravel()
+    if not higher_is_better:
+        flat = -flat
+    order = np.argsort(-flat, kind="stable")
+    ordered = flat[order]
+    ends = np.flatnonzero(np.r_[ordered[1:] != ordered[:-1], True])
+    labels = truth.ravel()[order].astype(np.float64)
+    unit_of_pair = order // n_concepts
+    counts = np.random.default_rng(seed).multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot)
+    values = []
+    for start in range(0, n_boot, chunk):
+        weights = counts[start:start + chunk][:, unit_of_pair].astype(np.float64)
+        positives = np.cumsum(weights * labels, axis=1)[:, ends]
+        totals = np.cumsum(weights, axis=1)[:, ends]
+        for tp, total in zip(positives, totals, strict=True):
+            if tp[-1] <= 0:
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                precision = np.where(total > 0, tp / np.where(total > 0, total, 1.0), 0.0)
+            values.append(float(np.sum(np.diff(tp, prepend=0.0) / tp[-1] * precision)))
+    if not values:
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2.0
+    return float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail))

@@ -89,3 +89,16 @@ def lm_next_token_activations(job: StepIO) -> None:
                                seed=extraction["seed"], batch_size=extraction["batch_size"],
                                model_name=job.wildcards.lm, dataset=f"text_{job.wildcards.split}", progress=True)
     io.write_activation_table(job.output[0], tables.activations, metadata=tables.activation_metadata)
+
+
+def lm_ideal_activations(job: StepIO) -> None:
+    """The text world's ideal next-token units on split ``{split}`` (generator probabilities, model ``ideal``)."""
+    from neuroneval.activations.lm import ideal_next_token_table
+    from neuroneval.worlds.text import load_text_world
+
+    world = load_text_world(Path(job.input.world))
+    extraction = job.params.extraction
+    frame, metadata = ideal_next_token_table(world, n_units=extraction["n_units"],
+                                             max_positions=extraction["max_positions"], seed=extraction["seed"],
+                                             dataset=f"text_{job.wildcards.split}")
+    io.write_activation_table(job.output[0], frame, metadata=metadata)

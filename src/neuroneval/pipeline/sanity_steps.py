@@ -46,7 +46,7 @@ class _Units:
 
 
 def _load_units(job: StepIO) -> _Units:
-    """Read the setting's tables and truth; split its known units with ``meta.val_fraction`` and ``meta.seed``."""
+    """Read the setting's tables and truth; split its known units as meta does (``val_fraction``, ``min_val_units``, ``seed``)."""
     from neuroneval.meta import split_units, truth_mask
     from neuroneval.settings import load_setting
 
@@ -55,7 +55,8 @@ def _load_units(job: StepIO) -> _Units:
                         concept_prefixes=setting["concepts"].get("prefixes", []))
     truth = truth_mask(pd.read_csv(job.input.truth, dtype=str), data.unit_names, data.concept_names)
     known = np.flatnonzero(truth.any(axis=1))
-    val_positions, test_positions = split_units(known.size, val_fraction=meta["val_fraction"], seed=meta["seed"])
+    val_positions, test_positions = split_units(known.size, val_fraction=meta["val_fraction"], seed=meta["seed"],
+                                                min_val_units=meta["min_val_units"])
     return _Units(data.activations, data.concepts, data.concept_names, truth, known[val_positions],
                   known[test_positions])
 

@@ -161,54 +161,45 @@ def setting_truth(job: StepIO) -> None:
 
 def meta_setting(job: StepIO) -> None:
     """Meta-AUPRC of every metric on one setting: α/λ chosen on validation units, reported on test units."""
-    from tqdm import tqdm
-
-    from neuroneval.meta import evaluate_metric, scoring_order, split_units, truth_mask
-    from neuroneval.metrics import FeatureCache
+    from neuroneval.meta import MetaOptions, evaluate_setting
     from neuroneval.settings import load_setting
 
-    setting = job.params.setting
-    meta = job.params.meta
-    data = load_setting(
-        [Path(path) for path in job.input.activations],
-        Path(job.input.concepts),
-        concept_prefixes=setting["concepts"].get("prefixes", []),
-    )
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
+                        concept_prefixes=job.params.setting["concepts"].get("prefixes", []))
     truth = pd.read_csv(job.input.truth, dtype=str)
-    mask = truth_mask(truth, data.unit_names, data.concept_names)
-    known_units = np.flatnonzero(mask.any(axis=1))
-    val_positions, test_positions = split_units(known_units.size, val_fraction=meta["val_fraction"],
-                                                seed=meta["seed"])
-    cache = FeatureCache(max_bytes=int(meta["feature_cache_gib"] * 2**30))  # unit features shared by the metrics
-    rows = {}
-    for metric in tqdm(scoring_order(meta["metrics"]), desc=f"meta-AUPRC {job.wildcards.setting}", unit="metric"):
-        result = evaluate_metric(
-            metric,
-            data.activations,
-            data.concepts,
-            mask,
-            val_units=known_units[val_positions],
-            test_units=known_units[test_positions],
-            alpha_grid=meta["alpha_grid"],
-            lam_grid=meta["lam_grid"],
-            fixed_params={"ties": meta["ties"], "seed": meta["seed"]},
-            cache=cache,
-        )
-        rows[metric] = {
-            "setting": job.wildcards.setting,
-            "metric": metric,
-            "ties": meta["ties"],
-            "alpha": result.params.get("alpha", np.nan),
-            "lam": result.params.get("lam", np.nan),
-            "val_auprc": result.val_auprc,
-            "test_auprc": result.test_auprc,
-            "val_units": result.n_val_units,
-            "test_units": result.n_test_units,
-            "concepts": len(data.concept_names),
-            "inputs": data.activations.shape[0],
-            "seed": meta["seed"],
-        }
-    io.write_csv(job.output[0], pd.DataFrame([rows[metric] for metric in meta["metrics"]]))
+    rows = evaluate_setting(data, truth, MetaOptions.from_params(job.params.meta), setting=job.wildcards.setting)
+    io.write_csv(job.output[0], rows)
+
+
+def ceiling_setting(job: StepIO) -> None:
+    """Meta-AUPRC of the world's ideal units of one setting (``results/ceiling/<setting>.csv``).
+
+    With ``input.ideal`` (generative-probability tables, e.g. the text world's next-token units) those are the
+    units; otherwise each known unit becomes the ground-truth label of its concept (``input.labels``).
+    """
+    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, ideal_units_from_labels
+    from neuroneval.settings import load_setting
+
+    prefixes = job.params.setting["concepts"].get("prefixes", [])
+    truth = pd.read_csv(job.input.truth, dtype=str)
+    ideal_files = [Path(path) for path in job.input.ideal]
+    if ideal_files:
+        data = load_setting(ideal_files, Path(job.input.concepts), concept_prefixes=prefixes)
+        source = "generative_probability"
+    else:
+        activation_files = [Path(path) for path in job.input.activations]
+        data = load_setting(activation_files, Path(job.input.concepts), concept_prefixes=prefixes)
+        labels = load_setting(activation_files, Path(job.input.labels), concept_prefixes=[])
+        data = ideal_units_from_labels(data, truth, labels.concepts, labels.concept_names)
+        source = "labels"
+    rows = evaluate_setting(data, truth, MetaOptions.from_params(job.params.meta), setting=job.wildcards.setting)
+    io.write_csv(job.output[0], ceiling_frame(rows, ideal_source=source))
+
+
+def ceiling(job: StepIO) -> None:
+    """``results/ceiling.csv``: every setting's ceiling rows, in the order of ``input``."""
+    frame = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
+    io.write_csv(job.output[0], frame)
 
 
 def table4(job: StepIO) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neuroneval import io
-from neuroneval.worlds.text_grammar import EOS, UNK, build_grammar, sample_documents
+from neuroneval.worlds.text_grammar import EOS, UNK, N_KEY_NOUNS, build_grammar, sample_documents, word_distribution
 
 SPLIT_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 EOS_ID = 0
@@ -39,7 +39,9 @@ CHUNK_DOCUMENTS = 512  # documents sampled per vectorised batch (memory only; th
 # Default number of documents per split: train ≈ 515k tokens (one epoch of the tiny LMs in 1–3 CPU minutes), probe
 # ≈ 260k tokens (paper 000 used 204,800), where each of the 500 most common tokens occurs ≥ 40 times.
 DEFAULT_DOCUMENTS = {"train": 4_000, "probe": 2_000}
-_ARRAYS = ("token_ids", "doc_offsets", "topic_of_doc", "topic_mixture", "topic_of_token")
+_ARRAYS = ("token_ids", "doc_offsets", "topic_of_doc", "topic_mixture", "topic_of_token", "lexicon_ids",
+           "slot_of_token", "previous_word", "key_nouns")
+_GRAMMAR_KNOBS = ("vocab_size", "n_topics", "zipf_exponent", "topic_spread", "collocation_strength", "n_successors")
 
 
 class WordTokenizer:
@@ -100,6 +102,10 @@ class TextWorld:
         (D, n_topics) float32 topic mixture each document was drawn from.
     topic_of_token
         (N,) int16 topic of the sentence each token belongs to (``<eos>``: the document's main topic).
+    lexicon_ids, slot_of_token, previous_word, key_nouns
+        The latent state behind each token (:class:`~neuroneval.worlds.text_grammar.SampledDocuments`): its
+        grammar word id, the slot it filled, the previous content word of its sentence (grammar id, -1 for
+        none) and each document's key nouns ``(D, 4)``; :func:`ideal_next_token_probabilities` reads them.
     params
         The parameters the world was built from (keyword arguments of :func:`build_text_world`).
     """
@@ -110,6 +116,10 @@ class TextWorld:
     topic_of_doc: np.ndarray
     topic_mixture: np.ndarray
     topic_of_token: np.ndarray
+    lexicon_ids: np.ndarray
+    slot_of_token: np.ndarray
+    previous_word: np.ndarray
+    key_nouns: np.ndarray
     params: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -179,6 +189,8 @@ def build_text_world(
     topic_concentration: float = 0.1,
     topic_spread: float = 1.5,
     burstiness: float = 0.2,
+    collocation_strength: float = 0.0,
+    n_successors: int = 2,
     min_count: int = 1,
     start_index: int = 0,
     progress: bool | None = None,
@@ -215,6 +227,11 @@ def build_text_world(
         every topic the same distribution).
     burstiness
         Probability that a noun slot repeats one of the document's four key nouns (default 0.2).
+    collocation_strength
+        Probability that a content slot takes one of the previous content word's preferred successors
+        (default 0: topics only; the workflow's params use 0.8, so that each word has contexts that predict it).
+    n_successors
+        Preferred successors of each content word per word class (default 2).
     min_count
         Training-split count a word needs to enter a vocabulary built here (default 1).
     start_index
@@ -253,6 +270,8 @@ def build_text_world(
         "topic_concentration": _check_float("topic_concentration", topic_concentration, 0.0, strict=True),
         "topic_spread": _check_float("topic_spread", topic_spread, 0.0),
         "burstiness": _check_float("burstiness", burstiness, 0.0, maximum=1.0),
+        "collocation_strength": _check_float("collocation_strength", collocation_strength, 0.0, maximum=1.0),
+        "n_successors": _check_int("n_successors", n_successors, 1),
     }
     min_count = _check_int("min_count", min_count, 1)
     start_index = _check_int("start_index", start_index, 0)
@@ -260,10 +279,9 @@ def build_text_world(
         raise ValueError(f"split {split!r} needs the train world's vocabulary (pass vocabulary=train.vocabulary); "
                          "only the 'train' split builds its own")
     tokenizer = None if vocabulary is None else WordTokenizer(vocabulary)
-    grammar = build_grammar(seed=seed, vocab_size=knobs["vocab_size"], n_topics=knobs["n_topics"],
-                            zipf_exponent=knobs["zipf_exponent"], topic_spread=knobs["topic_spread"])
+    grammar = build_grammar(seed=seed, **{name: knobs[name] for name in _GRAMMAR_KNOBS})
 
-    words, topics, lengths, mixtures = [], [], [], []
+    chunks = []
     show = n_documents >= PROGRESS_MIN_DOCUMENTS if progress is None else progress
     with tqdm(total=n_documents, disable=not show, desc=f"text world {split}", unit="doc", mininterval=2.0) as bar:
         for first in range(start_index, start_index + n_documents, CHUNK_DOCUMENTS):
@@ -272,26 +290,55 @@ def build_text_world(
                 grammar, [np.random.default_rng([seed, code, index]) for index in indices],
                 doc_length=knobs["doc_length"], topic_concentration=knobs["topic_concentration"],
                 burstiness=knobs["burstiness"])
-            for part, values in zip((words, topics, lengths, mixtures), chunk, strict=True):
-                part.append(values)
+            chunks.append(chunk)
             bar.update(len(indices))
-    lexicon_ids = np.concatenate(words)
+    lexicon_ids = np.concatenate([chunk.words for chunk in chunks])
 
     if tokenizer is None:
         counts = np.bincount(lexicon_ids, minlength=len(grammar.lexicon))
         tokenizer = WordTokenizer(vocabulary_from_counts(grammar.lexicon, counts, min_count=min_count))
     to_token = np.array([tokenizer.token_id.get(word, UNK_ID) for word in grammar.lexicon], dtype=np.int32)
-    topic_mixture = np.concatenate(mixtures).astype(np.float32)
+    topic_mixture = np.concatenate([chunk.mixtures for chunk in chunks]).astype(np.float32)
     return TextWorld(
         token_ids=to_token[lexicon_ids],
-        doc_offsets=np.concatenate([[0], np.cumsum(np.concatenate(lengths))]).astype(np.int64),
+        doc_offsets=np.concatenate([[0], np.cumsum(np.concatenate([chunk.doc_lengths for chunk in chunks]))]
+                                   ).astype(np.int64),
         vocabulary=list(tokenizer.vocabulary),
         topic_of_doc=np.argmax(topic_mixture, axis=1).astype(np.int64),
         topic_mixture=topic_mixture,
-        topic_of_token=np.concatenate(topics),
+        topic_of_token=np.concatenate([chunk.topics for chunk in chunks]),
+        lexicon_ids=lexicon_ids,
+        slot_of_token=np.concatenate([chunk.slots for chunk in chunks]),
+        previous_word=np.concatenate([chunk.previous for chunk in chunks]),
+        key_nouns=np.concatenate([chunk.key_nouns for chunk in chunks]).reshape(-1, N_KEY_NOUNS),
         params={"n_documents": n_documents, "seed": seed, "split": split, "start_index": start_index,
                 "min_count": min_count, **knobs},
     )
+
+
+def ideal_next_token_probabilities(world: TextWorld, positions: np.ndarray, token_ids: np.ndarray) -> np.ndarray:
+    """The world's ideal next-token units: ``P(token[p + 1] = token_ids[j] | latent state)`` at ``positions``.
+
+    ``(len(positions), len(token_ids))`` float32, from the grammar's exact word distribution
+    (:func:`~neuroneval.worlds.text_grammar.word_distribution`) given everything the generator had drawn before
+    the next word (its template slot, topic, previous content word, key nouns). No model of the text can
+    predict the next token better on average, so these units score the *setting*, not a model: they are the
+    ceiling of the next-token settings (``results/ceiling.csv``). A token id outside the grammar's lexicon
+    (``<unk>``) gets probability 0.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.ndim != 1 or positions.size and (positions.min() < 0 or positions.max() >= world.n_tokens - 1):
+        raise ValueError(f"positions must lie in [0, {world.n_tokens - 1})")
+    params = world.params
+    grammar = build_grammar(seed=params["seed"], **{name: params[name] for name in _GRAMMAR_KNOBS})
+    lexicon_id = {word: index for index, word in enumerate(grammar.lexicon)}
+    columns = np.array([lexicon_id.get(world.vocabulary[token], -1) for token in np.asarray(token_ids)], dtype=np.int64)
+    following = positions + 1
+    doc_of_token = np.searchsorted(world.doc_offsets, following, side="right") - 1
+    return word_distribution(grammar, words=world.lexicon_ids[following], slots=world.slot_of_token[following],
+                             topics=world.topic_of_token[following], previous=world.previous_word[following],
+                             key_nouns=world.key_nouns[doc_of_token], columns=columns,
+                             burstiness=params["burstiness"])
 
 
 def _save_array(path: Path, array: np.ndarray) -> None:
@@ -302,8 +349,8 @@ def _save_array(path: Path, array: np.ndarray) -> None:
 def save_text_world(world: TextWorld, directory: str | Path) -> None:
     """Write a world into ``directory`` (created if needed), each file atomically.
 
-    Files: ``token_ids.npy``, ``doc_offsets.npy``, ``topic_of_doc.npy``, ``topic_mixture.npy``,
-    ``topic_of_token.npy`` and, last, ``world.json`` (vocabulary and build parameters).
+    Files: one ``<array>.npy`` per array of :class:`TextWorld` (token ids, offsets, topics, latent state)
+    and, last, ``world.json`` (vocabulary and build parameters).
     """
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,88 @@
+"""Meta-evaluation of one setting: every metric's meta-AUPRC with α/λ chosen on validation units (000 Sec. 5).
+
+One function serves Table 4 (the setting's model units) and the identifiability ceiling (the world's ideal
+units scored against the same concepts): both must be evaluated the same way for the ceiling to bound them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from neuroneval.meta.auprc import truth_mask
+from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
+from neuroneval.metrics import FeatureCache
+from neuroneval.settings import SettingData
+
+
+@dataclass(frozen=True)
+class MetaOptions:
+    """The ``meta:`` block of ``params.yaml`` (validated by the schema), as the library takes it."""
+
+    metrics: tuple[str, ...]
+    alpha_grid: tuple[float, ...]
+    lam_grid: tuple[float, ...]
+    ties: str = "average"
+    val_fraction: float = 0.05
+    min_val_units: int = 1
+    seed: int = 0
+    feature_cache_gib: float = 4.0
+    n_boot: int = 0
+    ci_level: float = 0.95
+
+    @classmethod
+    def from_params(cls, meta: dict) -> MetaOptions:
+        return cls(metrics=tuple(meta["metrics"]), alpha_grid=tuple(float(a) for a in meta["alpha_grid"]),
+                   lam_grid=tuple(float(lam) for lam in meta["lam_grid"]), ties=str(meta["ties"]),
+                   val_fraction=float(meta["val_fraction"]), min_val_units=int(meta.get("min_val_units", 1)),
+                   seed=int(meta["seed"]),
+                   feature_cache_gib=float(meta["feature_cache_gib"]), n_boot=int(meta.get("n_boot", 0)),
+                   ci_level=float(meta.get("ci_level", 0.95)))
+
+
+def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOptions, *, setting: str,
+                     progress: bool = True, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per metric: chosen α/λ, validation and test meta-AUPRC, unit counts (``results/meta/<setting>.csv``).
+
+    Units with a known concept (``truth``: columns ``unit, concept``) are split into a seeded validation part
+    (``val_fraction``, at least ``min_val_units``) and a test part; each metric's α (and WPMI's λ) maximise validation meta-AUPRC and the
+    test units report it (000 Eq. 13), with a bootstrap interval over test units (``ci_low``, ``ci_high``;
+    ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told from noise. Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
+    """
+    names = list(options.metrics if metrics is None else metrics)
+    mask = truth_mask(truth, data.unit_names, data.concept_names)
+    known_units = np.flatnonzero(mask.any(axis=1))
+    val_positions, test_positions = split_units(known_units.size, val_fraction=options.val_fraction,
+                                                seed=options.seed, min_val_units=options.min_val_units)
+    cache = FeatureCache(max_bytes=int(options.feature_cache_gib * 2**30))  # unit features shared by the metrics
+    rows = {}
+    for metric in tqdm(scoring_order(names), desc=f"meta-AUPRC {setting}", unit="metric", disable=not progress):
+        result = evaluate_metric(
+            metric, data.activations, data.concepts, mask,
+            val_units=known_units[val_positions], test_units=known_units[test_positions],
+            alpha_grid=options.alpha_grid, lam_grid=options.lam_grid,
+            fixed_params={"ties": options.ties, "seed": options.seed}, cache=cache,
+            n_boot=options.n_boot, ci_level=options.ci_level, boot_seed=options.seed,
+        )
+        rows[metric] = {
+            "setting": setting,
+            "metric": metric,
+            "ties": options.ties,
+            "alpha": result.params.get("alpha", np.nan),
+            "lam": result.params.get("lam", np.nan),
+            "val_auprc": result.val_auprc,
+            "test_auprc": result.test_auprc,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "n_boot": options.n_boot,
+            "val_units": result.n_val_units,
+            "test_units": result.n_test_units,
+            "concepts": len(data.concept_names),
+            "inputs": data.activations.shape[0],
+            "seed": options.seed,
+        }
+    return pd.DataFrame([rows[metric] for metric in names])
