@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.neuroneval-installed
 CORES ?= all
+# Before Snakemake starts: clear the lock a killed run left in .snakemake/locks, or stop if Snakemake is running here.
+UNLOCK := $(BIN)/python tools/unlock_if_stale.py
 
 .PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull chromium
 
@@ -16,15 +18,18 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
+	@$(UNLOCK) $(BIN)/snakemake
 	$(BIN)/snakemake --cores $(CORES) results/table4.csv
 
 # Paper profile on your own datasets and checkpoints (docs/paper_profile.md). PAPER_PATHS: your overlay of paths,
 # e.g. `make paper PAPER_PATHS=my_paths.yaml`. gpu=1: one model job on the GPU at a time.
 PAPER_PATHS ?=
 paper: $(STAMP)
+	@$(UNLOCK) $(BIN)/snakemake
 	$(BIN)/snakemake results/table4.csv --cores $(CORES) --resources gpu=1 --configfile profiles/paper.yaml $(PAPER_PATHS)
 
 paper-dryrun: $(STAMP)
+	@$(UNLOCK) --allow-running $(BIN)/snakemake
 	$(BIN)/snakemake results/table4.csv -n --configfile profiles/paper.yaml $(PAPER_PATHS)
 
 # The crowd task-page test drives Debian's headless Chromium; install it once where it is missing (as root).
@@ -40,6 +45,7 @@ lint: $(STAMP)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 dryrun: $(STAMP)
+	@$(UNLOCK) --allow-running $(BIN)/snakemake
 	$(BIN)/snakemake -n results/table4.csv
 
 bench: $(STAMP)
@@ -50,8 +56,10 @@ clean-results:
 
 # Fetch shared artifacts, then order their timestamps along the DAG so Snakemake sees them as up to date.
 pull: $(STAMP)
+	@$(UNLOCK) $(BIN)/snakemake
 	$(BIN)/dvc pull
 	$(BIN)/snakemake --touch --cores 1 results/table4.csv
 
 repro: $(STAMP)
+	@$(UNLOCK) $(BIN)/snakemake
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro

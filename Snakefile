@@ -1,6 +1,6 @@
 # neuroneval workflow: worlds -> models -> activation/concept tables -> metric meta-evaluation -> results.
 # Knobs live in params.yaml (validated against workflow/schemas/params.schema.yaml); run profiles in
-# workflow/profiles/. Logic lives in src/neuroneval; rules only declare files and call it.
+# profiles/. Logic lives in src/neuroneval; rules only declare files and call it. Design: docs/design.md.
 from snakemake.utils import min_version
 
 min_version("9.0")

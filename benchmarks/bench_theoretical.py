@@ -8,7 +8,7 @@ activation frequencies γ of the paper, in one process, and prints
 
 * the wall time of the whole run and per metric (each metric is run on its own so its time is its own);
 * in reference tie mode, the comparison with the published table
-  (``../shared/reference/neuron_eval_theoretical_sanity_check.csv``, via
+  (bundled in :mod:`neuroneval.sanity.reference_data`, via
   :func:`neuroneval.sanity.theoretical.compare_with_reference`): rows compared, rows within ±0.005 Δs and
   ±2 pp Decrease Acc (deterministic rows), and the largest |Δs difference| with its row.
 """

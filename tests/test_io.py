@@ -1,4 +1,4 @@
-"""The table contract of DESIGN.md §2: every bad input is a clear error, nothing half-written is left."""
+"""The table contract of docs/design.md §2.1: every bad input is a clear error, nothing half-written is left."""
 
 from pathlib import Path
 

@@ -41,3 +41,16 @@ def test_console_script_runs() -> None:
     result = subprocess.run([sys.executable, "-m", "neuroneval.cli", "--version"], capture_output=True, text=True,
                             check=True)
     assert result.stdout.startswith("neuroneval ")
+
+
+def test_ci_runs_the_linters_and_the_readme_test_command() -> None:
+    commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert "make lint" in commands and "make test" in commands
+    assert "make test" in (ROOT / "README.md").read_text()
+
+
+def test_lint_tools_are_pinned() -> None:
+    """`make lint` runs ruff, `snakemake --lint` and snakefmt: each is pinned like every other dependency."""
+    pinned = {requirement.split("==")[0].lower() for requirement in pyproject_pins()}
+    assert {"ruff", "snakemake", "snakefmt"} <= pinned

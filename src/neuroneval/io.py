@@ -1,4 +1,4 @@
-"""Reading and writing the project's tables (DESIGN.md §2), validated and atomic.
+"""Reading and writing the project's tables (docs/design.md §2.1), validated and atomic.
 
 Two Parquet table kinds share one layout: an ``input_id`` column (int64, unique, sorted) followed by one
 float32 column per unit (activation tables) or per concept (concept tables, values in [0, 1]). Table-level

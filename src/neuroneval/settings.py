@@ -1,4 +1,4 @@
-"""Settings (DESIGN.md §5): which activation tables, concept table and ground truth one evaluation uses.
+"""Settings (docs/design.md §5.1): which activation tables, concept table and ground truth one evaluation uses.
 
 A setting in ``params.yaml`` reads::
 

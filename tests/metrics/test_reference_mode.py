@@ -1,10 +1,10 @@
 """``ties="reference"`` reproduces the authors' published theoretical sanity-check numbers.
 
-Spot values are copied from /work/shared/reference/neuron_eval_theoretical_sanity_check.csv (saved cell outputs
-of the authors' theoretical_sanity_check.ipynb: n = 500,000 inputs, 1000 draws, a = c binary with the first
+Spot values are copied from the authors' published table, bundled in ``neuroneval.sanity.reference_data`` (saved
+cell outputs of their theoretical_sanity_check.ipynb: n = 500,000 inputs, 1000 draws, a = c binary with the first
 γ·n inputs positive). Δs = (s(a, c±) − s(a, c)) / (max − min), with max − min = 2 for [−1, 1] metrics.
 
-The missing/extra perturbations (DESIGN.md §4) are implemented minimally here; the real ones live in
+The missing/extra perturbations (docs/design.md §4.1) are implemented minimally here; the real ones live in
 ``neuroneval.sanity``. We use n = 50,000 and 6 draws (T&R: n = 500,000, as its sample size depends on n).
 The expected Δs of these metrics does not depend on n (ranks, rates and correlations of fixed proportions),
 and the per-draw standard deviation measured for every spot is ≤ 0.004, so a spot passes when
@@ -46,7 +46,7 @@ SPOTS = [
 
 
 def missing_and_extra(concept: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """c⁻ = c·1[U > 0.5]; c⁺ = min(1, c + 1[U < s/(n − s)]) with s the positives of c (DESIGN.md §4)."""
+    """c⁻ = c·1[U > 0.5]; c⁺ = min(1, c + 1[U < s/(n − s)]) with s the positives of c (docs/design.md §4.1)."""
     n, positives = concept.size, concept.sum()
     missing = concept * (rng.random(n) > 0.5)
     extra = np.minimum(1.0, concept + (rng.random(n) < positives / (n - positives)))

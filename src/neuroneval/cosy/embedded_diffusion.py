@@ -24,7 +24,7 @@ Text conditioning — two views of the frozen CLIP text tower, both cheap:
 * the token-level states (after ``ln_final``, masked after the end token) feed cross-attention at the lowest
   resolution(s) (``attention_levels``), so the UNet can also read individual words where the tiny CLIP's
   pooled vector blurs them. Cross-attention at 8×8 only keeps the step cost near that of an unconditional
-  UNet; at 16×16 and above it costs ≈2× (DESIGN.md §7).
+  UNet; at 16×16 and above it costs ≈2× (docs/design.md §7).
 
 Prompts and unknown words: CoSy prompts are templated ("realistic photo of a close up of a red striped circle",
 002 App. A.3), and the caption tokenizer knows only caption words. :func:`conditioning_text` keeps the words the

@@ -454,7 +454,7 @@ def read_pairs(
     Parameters
     ----------
     path
-        CSV with columns ``unit`` and ``explanation`` (the explanations contract, DESIGN.md §2).
+        CSV with columns ``unit`` and ``explanation`` (the explanations contract, docs/design.md §2.5).
     unit_names
         Unit columns of the activation table; every ``unit`` must be one of them.
     concept_names
@@ -532,7 +532,7 @@ def design_study_files(
     Parameters
     ----------
     activations_path
-        Activation table (Parquet, contract of DESIGN.md §2).
+        Activation table (Parquet, contract of docs/design.md §2.1).
     pairs_path
         CSV with columns unit,explanation (e.g. an explanations file), checked by :func:`read_pairs`; with a
         pseudo-label table every explanation must be one of its concept columns.

@@ -3,7 +3,7 @@
 The embedded default builds its own worlds and tiny models; the paper profile (``profiles/paper.yaml``, applied
 with ``snakemake --configfile profiles/paper.yaml``) instead names local dataset folders and checkpoint files in
 the ``external:`` block of the params, and the rules of ``workflow/rules/external.smk`` write the same
-activation and concept tables (DESIGN.md §2, same paths) that ``meta.smk`` reads. Nothing is downloaded.
+activation and concept tables (docs/design.md §2.1, same paths) that ``meta.smk`` reads. Nothing is downloaded.
 
 ``external:`` keys
 ------------------

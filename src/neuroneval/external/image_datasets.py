@@ -1,4 +1,4 @@
-"""User-supplied image datasets → the input table and the label concept table (DESIGN.md §2).
+"""User-supplied image datasets → the input table and the label concept table (docs/design.md §2.1).
 
 :func:`build_image_dataset` reads a dataset spec of the ``external.datasets`` params block (paths already
 resolved, see :mod:`neuroneval.external.config`) and returns an :class:`ImageDataset`:

@@ -1,4 +1,4 @@
-"""Validation split of units and the α/λ grid search of paper 000 Sec. 5 (DESIGN.md §4)."""
+"""Validation split of units and the α/λ grid search of paper 000 Sec. 5 (docs/design.md §4.4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The metric engine: ``s_M(a_k, c_t)`` for every unit k and concept t in one call (paper 000, App. A).
 
-Public API (DESIGN.md §3)::
+Public API (docs/design.md §3)::
 
     score(metric, activations, concepts, *, cache=None, **params) -> (K, C) float64
     score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
@@ -198,7 +198,7 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
 
     Notes
     -----
-    Simulation framing (000 App. A.2, DESIGN.md §3): the binarized neuron ``B(a)`` is the label and the
+    Simulation framing (000 App. A.2, docs/design.md §3.2): the binarized neuron ``B(a)`` is the label and the
     concept ``c`` is the prediction, so Recall = TP/|B(a)| and Precision = TP/|B(c)|; ``B(c) = 1[c ≥ 0.5]``
     (Eq. A.2). "Inverse" metrics swap the roles (activation = score, ``B(c)`` = label).
     ``TP = B(a)·B(c)``, ``FN = B(a)·(1 − B(c))``, ``FP = (1 − B(a))·B(c)``, ``TN = (1 − B(a))·(1 − B(c))``.

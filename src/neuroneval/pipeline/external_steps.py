@@ -1,7 +1,7 @@
 """Workflow steps of the paper profile: user-supplied datasets and checkpoints → activation and concept tables.
 
 One function per rule of ``workflow/rules/external.smk`` (same name), each taking a
-:class:`~neuroneval.pipeline.runner.StepIO`. The tables land at the paths of DESIGN.md §2, exactly where the
+:class:`~neuroneval.pipeline.runner.StepIO`. The tables land at the paths of docs/design.md §2.1, exactly where the
 embedded rules put theirs, so ``meta.smk`` reads them unchanged. Params arrive resolved
 (:mod:`neuroneval.external.config`): ``dataset`` and ``model`` specs with absolute paths, and ``runtime``
 (``device``, ``batch_size``, ``num_workers``). The science lives in :mod:`neuroneval.external`.

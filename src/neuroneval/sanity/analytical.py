@@ -68,7 +68,7 @@ from neuroneval.metrics import get_spec
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, value_span
 from neuroneval.sanity.perturb import DEFAULT_KEEP, DEFAULT_MULTIPLIER
 
-#: log of the WPMI floor (``log max(c, 1e-8)``, DESIGN.md §3).
+#: log of the WPMI floor (``log max(c, 1e-8)``, docs/design.md §3.3).
 LOG_FLOOR = math.log(1e-8)
 
 Form = Callable[[np.ndarray, float, float, float], np.ndarray]

@@ -9,7 +9,7 @@ For a unit k with correct concept t_k and a perturbed concept c± (see :mod:`neu
 ``max − min`` is the width of the metric's value range, read from ``neuroneval.metrics`` (``MetricSpec.
 value_range``): 1 for [0, 1] metrics, 2 for [−1, 1] metrics. Metrics with an unbounded range (MAD, WPMI)
 are normalised by the observed spread of their scores, ``max − min`` over the score matrices of the
-experiment (DESIGN.md §4; the authors take it over the full unit × concept score matrices of the original,
+experiment (docs/design.md §4.2; the authors take it over the full unit × concept score matrices of the original,
 missing- and extra-labels concepts).
 
 Decrease Acc and the increase fraction are fractions in [0, 1] here (the paper prints percentages).

@@ -1,6 +1,6 @@
 """Experimental Missing/Extra Labels tests on real units and their correct concepts (paper 000, Sec. 4.3).
 
-For every correct pair (k, t_k) of a setting (DESIGN.md §2 ground truth), the correct concept is perturbed
+For every correct pair (k, t_k) of a setting (docs/design.md §2.2 ground truth), the correct concept is perturbed
 D times (random subsets/supersets, Eq. 9 and 12, or semantic sub/superclasses, App. E.3) and::
 
     Δs(k) = (1/D) Σ_d [ s(a_k, c±_{t_k, d}) − s(a_k, c_{t_k}) ] / (max − min)        (Eq. 10; D draws, App. E.5)

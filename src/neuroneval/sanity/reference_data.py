@@ -3,13 +3,14 @@
 
 Copied verbatim from the reference table the project was given (saved cell outputs of the authors'
 ``theoretical_sanity_check.ipynb``, n = 500,000 inputs, 1,000 draws, ε = 0.001, ideal binary neurons whose
-first γ·n inputs are positive). :func:`neuroneval.sanity.theoretical.load_theoretical_reference` parses it.
+first γ·n inputs are positive), except that the NOTE comment line points at docs/design.md instead of a design
+note outside the repository. :func:`neuroneval.sanity.theoretical.load_theoretical_reference` parses it.
 """
 
 THEORETICAL_REFERENCE_CSV = """\
 # source: github.com/Trustworthy-ML-Lab/Neuron_Eval @5538002 (code release 2025-06-30), path: theoretical_sanity_check.ipynb (saved cell outputs)
 # settings: n_inputs=500000, n_seeds=1000, epsilon=0.001, neuron activations == concept labels (binary, first gamma*N rows =1); score diffs normalized by (max_val-min_val): [0,1] metrics ->1, correlation/cosine/T&R ->2, MAD/WPMI -> data min/max
-# NOTE: T&R rows use correlation_top_and_random_binary (see ../DESIGN.md, "reference mode": uses ALL positives + k=25 random due to tuple-indexing quirk)
+# NOTE: T&R rows use correlation_top_and_random_binary (see docs/design.md §3.4, "reference mode": uses ALL positives + k=25 random due to tuple-indexing quirk)
 metric_fn,runner,activation_freq,missing_avg_score_diff,missing_decrease_acc_pct,extra_avg_score_diff,extra_decrease_acc_pct
 recall,run_test_alpha,0.4990,-0.5000,100.00,0.0000,0.00
 recall,run_test_alpha,0.1000,-0.5000,100.00,0.0000,0.00
