@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from neuroneval.io import read_activation_table, read_concept_table
@@ -26,6 +27,32 @@ def test_table4_has_the_final_layout(built_workspace: Path) -> None:
     assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
     np.testing.assert_allclose(table["mean_auprc"], values.mean(axis=1), atol=1e-4)
     assert (built_workspace / "results/table4.png").stat().st_size > 10_000
+
+
+def test_ceiling_scores_ideal_units_of_every_setting(built_workspace: Path) -> None:
+    """results/ceiling.csv: every Table 4 setting × metric; label ideals are their concepts (correlation 1 against
+    ground truth); the text world's generative ideal bounds the trained LMs; intervals bracket the estimates."""
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())
+    settings, metrics = params["meta"]["settings"], params["meta"]["metrics"]
+    ceiling = pd.read_csv(built_workspace / "results/ceiling.csv")
+    assert ceiling.columns[:5].tolist() == ["setting", "metric", "ties", "meta_auprc", "ideal_source"]
+    assert ceiling["setting"].tolist() == [s for s in settings for _ in metrics]
+    assert ceiling["metric"].tolist() == metrics * len(settings)
+    assert ((ceiling["ci_low"] <= ceiling["meta_auprc"] + 1e-12)
+            & (ceiling["meta_auprc"] <= ceiling["ci_high"] + 1e-12)).all()
+    meta = pd.read_csv(built_workspace / "results/meta.csv")
+    assert {"ci_low", "ci_high", "n_boot"} <= set(meta.columns)
+    for setting in settings:
+        rows = ceiling[ceiling["setting"] == setting].set_index("metric")
+        models = meta[meta["setting"] == setting].set_index("metric")
+        config = params["settings"][setting]
+        if config["units"][0]["layer"] == "next_token":
+            assert set(rows["ideal_source"]) == {"generative_probability"}
+            assert rows.loc["correlation", "meta_auprc"] > models.loc["correlation", "test_auprc"]
+        else:
+            assert set(rows["ideal_source"]) == {"labels"}
+            if config["concepts"]["source"] == "labels":
+                assert rows.loc["correlation", "meta_auprc"] == pytest.approx(1.0)
 
 
 def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
