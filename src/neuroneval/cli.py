@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--out", required=True, help="output CSV: unit,concept,score")
     score.add_argument("--alpha", type=float, help="top-alpha fraction for binarising activations")
     score.add_argument("--lam", type=float, help="WPMI lambda")
+    score.add_argument("--top-alpha", dest="top_alpha", choices=["at_least_kth", "exactly_k"],
+                       help="top-alpha rule: every input >= the k-th largest (default, the authors' code) or "
+                            "exactly k inputs")
     score.add_argument("--ties", choices=["average", "reference"], default="average")
     score.add_argument("--seed", type=int, default=0)
 
@@ -147,8 +150,8 @@ def _score(arguments: argparse.Namespace) -> None:
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
     params: dict[str, object] = {"ties": arguments.ties, "seed": arguments.seed}
-    accepted = METRICS[arguments.metric].params if arguments.metric in METRICS else ("alpha", "lam")
-    for name in ("alpha", "lam"):
+    accepted = METRICS[arguments.metric].params if arguments.metric in METRICS else ("alpha", "lam", "top_alpha")
+    for name in ("alpha", "lam", "top_alpha"):
         value = getattr(arguments, name)
         if value is not None:
             if name not in accepted:

@@ -179,7 +179,7 @@ def test_registry_facts() -> None:
         if spec.inverse:
             assert METRICS[spec.inverse].inverse == name
     combination = get_spec("hmean:recall+inverse_auc")
-    assert combination.components == ("recall", "inverse_auc") and combination.params == ("alpha",)
+    assert combination.components == ("recall", "inverse_auc") and combination.params == ("alpha", "top_alpha")
     assert get_spec("wpmi").uses_lam and get_spec("wpmi").uses_alpha and not get_spec("cosine").uses_alpha
 
 

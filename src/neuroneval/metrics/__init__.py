@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from neuroneval.metrics.binarize import TOP_ALPHA_RULES, TopAlphaRule
 from neuroneval.metrics.context import FeatureCache
 from neuroneval.metrics.edgecases import NeuronEvalWarning
 from neuroneval.metrics.engine import run, run_grid
 from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
 
-__all__ = ["DEFAULTS", "METRICS", "FeatureCache", "MetricSpec", "NeuronEvalWarning", "get_spec", "score", "score_grid",
-           "score_pairs", "score_units"]
+__all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricSpec", "NeuronEvalWarning", "TopAlphaRule",
+           "get_spec", "score", "score_grid", "score_pairs", "score_units"]
 
 
 def score(metric: str, activations: Any, concepts: Any, *, cache: FeatureCache | None = None,
@@ -152,6 +153,13 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
         Top-α binarization of activations (000 Eq. A.1): ``k = ⌈α·n⌉`` and ``B(a) = 1[a ≥ k-th largest]``.
         Used by the binary metrics, AUC, AUPRC and WPMI. The default is paper 000's fixed value for hidden
         layers (App. F); the paper tunes α per metric on a validation split of units.
+    top_alpha : {{"at_least_kth", "exactly_k"}}, default "{DEFAULTS['top_alpha']}"
+        Rule of the top-α binarization (:mod:`neuroneval.metrics.binarize`), in both tie modes, for the metrics
+        that take ``alpha``. ``"at_least_kth"``: ``B(a) = 1[a ≥ k-th largest a]``, every input tied at the
+        cutoff active (000 Eq. A.1; the authors' ``_binarize_act``, behind every published number with an α:
+        Tables 3–4, App. E–F; their theoretical tables use ``B(a) = a``, which both rules give at α = s/n).
+        ``"exactly_k"``: exactly k inputs, the k largest of the activations (``ties="average"``) or of the
+        noised activations (``ties="reference"``), remaining ties at the cutoff going to the later inputs.
     lam : float, default {DEFAULTS['lam']}
         λ of WPMI. λ = 1 makes WPMI a pointwise mutual information (mean log c over active inputs minus log
         mean c); the paper searches λ ∈ {{0, 0.01, …, 1}}. WPMI is linear in λ.
@@ -169,11 +177,12 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
         (its theoretical sanity checks, Tables C.1–C.4): ties are broken by float32 noise ``x + 1e-7·U``
         followed by a stable sort (so ranks are never averaged and equal values near 1 are ordered by input
         position — Spearman of a binary vector with itself is ≈ 0.78 at γ = 0.5; this artefact largely
-        explains Spearman's collapse in Table 4), top-α then keeps exactly k inputs, every Pearson-type
-        value (correlation, Spearman, both T&R variants) carries the factor (n−1)/n of the authors' implementation, and
+        explains Spearman's collapse in Table 4), every Pearson-type value (correlation, Spearman, both T&R
+        variants) carries the factor (n−1)/n of the authors' implementation, AUC and inverse AUC of a label
+        with no positive or no negative input are 0 (their clipped denominator) instead of 0.5, and
         top-and-random on units whose activations are all 0/1 uses *all* positive inputs plus
-        ``tr_n_random`` random ones (their binary variant). AUPRC, cosine, WPMI, MAD and the confusion
-        metrics on continuous data are identical in both modes (apart from the exactly-k top-α).
+        ``tr_n_random`` random ones (their binary variant). Top-α is the same in both modes (``top_alpha``),
+        so AUPRC, cosine, WPMI, MAD and the confusion metrics are identical in both modes.
     seed : int ≥ 0, default {DEFAULTS['seed']}
         Seeds the top-and-random samples and the reference-mode noise. Each quantity uses its own stream
         ``numpy.random.default_rng([seed, stream])`` and each unit/concept its own row of it, so results do

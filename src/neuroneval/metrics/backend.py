@@ -82,6 +82,13 @@ class NumpyBackend:
         return np.partition(values, n - k, axis=-1)[..., n - k]
 
     def sort(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted rows and their order, equal values in input order (a stable sort; the reference-mode ranks
+        rely on it). Exactly-float32 values (the reference-mode noised values always are) are sorted by the
+        unique packed key of :meth:`_packed_sort`, whose order is the stable one whatever algorithm sorts the
+        keys; other values by ``argsort(kind="stable")``."""
+        packed = self._packed_sort(values)
+        if packed is not None:
+            return packed
         order = np.argsort(values, axis=-1, kind="stable")
         return np.take_along_axis(values, order, axis=-1), order
 
@@ -89,13 +96,28 @@ class NumpyBackend:
         """Like :meth:`sort`, but equal values may come in any order (for results that treat ties alike).
 
         Values that are exactly float32 (activation tables are stored as float32) are sorted as one packed
-        64-bit key per element — the value's order-preserving bit pattern above its position — which is about
-        three times faster than an argsort plus a sort of the values.
+        64-bit key per element (:meth:`_packed_sort`), which is about three times faster than an argsort plus
+        a sort of the values.
         """
-        n = values.shape[-1]
+        packed = self._packed_sort(values)
+        if packed is not None:
+            return packed
+        return np.sort(values, axis=-1), np.argsort(values, axis=-1)
+
+    @staticmethod
+    def _packed_sort(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Sort of exactly-float32 rows by one 64-bit key per element — the value's order-preserving bit
+        pattern above its position — or ``None`` when the values are not all float32 (or a row is too long).
+
+        The keys are distinct, so the result is the stable order (equal values by position) whatever the
+        sort algorithm; −0.0 and 0.0 get one key pattern, as they compare equal.
+        """
+        n = values.shape[-1] if values.ndim else 0
+        if values.ndim == 0 or n >= 2**32:
+            return None
         single = values.astype(np.float32) + np.float32(0.0)  # + 0 maps −0.0 to 0.0, as equal as they compare
-        if values.ndim == 0 or n >= 2**32 or not np.array_equal(single, values):
-            return np.sort(values, axis=-1), np.argsort(values, axis=-1)
+        if not np.array_equal(single, values):
+            return None
         bits = single.view(np.uint32)
         keys = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000)).astype(np.uint64) << np.uint64(32)
         keys |= np.arange(n, dtype=np.uint64)
@@ -294,6 +316,7 @@ class TorchBackend:
         return self.torch.kthvalue(values, n - k + 1, dim=-1).values
 
     def sort(self, values: Any) -> tuple[Any, Any]:
+        """Stable on every device (``stable=True``): equal values keep their input order, as in numpy."""
         result = self.torch.sort(values, dim=-1, stable=True)
         return result.values, result.indices
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from neuroneval.metrics.backend import Backend
+from neuroneval.metrics.binarize import TopAlphaRule
 from neuroneval.metrics.edgecases import Notes
 
 #: Elements of the largest temporary a kernel may build (float64: 128 MiB).
@@ -55,6 +56,7 @@ class Params:
     ties: str
     seed: int
     chunk_size: int | None
+    top_alpha: TopAlphaRule = "at_least_kth"
 
 
 def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from neuroneval.metrics.backend import Backend
-from neuroneval.metrics.binarize import CONCEPT_THRESHOLD, round_concepts, top_alpha
+from neuroneval.metrics.binarize import CONCEPT_THRESHOLD, EXACTLY_K, round_concepts, top_alpha
 from neuroneval.metrics.context import SHARED_PREFIX, AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.ranks import average_ranks, count_at_least, stable_ranks
@@ -35,16 +35,19 @@ def unit_binary(ctx: Context) -> tuple[Any, Any]:
 
 
 def unit_top_alpha(ctx: Context, alpha: float) -> tuple[Any, Any]:
-    """``B(a)`` at one α and its counts, kept with the units' α-free features (shared across calls)."""
+    """``B(a)`` at one α by the call's top-α rule, and its counts, kept with the units' α-free features (shared
+    across calls). Only ``top_alpha="exactly_k"`` in reference mode reads the noised activations."""
+    rule = ctx.params.top_alpha
+
     def compute() -> tuple[Any, Any]:
-        be, ties = ctx.be, ctx.params.ties
-        noisy = ctx.unit_noisy_values() if ties == "reference" else None
-        binary = top_alpha(be, ctx.unit_values(), alpha, ties, noisy)
+        be = ctx.be
+        noisy = ctx.unit_noisy_values() if rule == EXACTLY_K and ctx.params.ties == "reference" else None
+        binary = top_alpha(be, ctx.unit_values(), alpha, rule, noisy)
         counts = be.astype(be.sum(binary, axis=-1), be.float64)
         ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
         return binary, counts
 
-    return ctx.shared_memo(f"{SHARED_PREFIX}top_alpha:{alpha!r}", compute)
+    return ctx.shared_memo(f"{SHARED_PREFIX}top_alpha:{rule}:{alpha!r}", compute)
 
 
 #: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.

@@ -44,14 +44,23 @@ from neuroneval.metrics.features import (
 from neuroneval.metrics.ranks import count_at_least
 
 AUC_DEGENERATE = "a label with no positive or no negative input: AUC is set to 0.5"
+AUC_DEGENERATE_REFERENCE = ("a label with no positive or no negative input: AUC is set to 0 (reference mode, as the "
+                            "authors' code: a rank sum of 0 over a denominator clipped to 1)")
 NO_LABEL_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): inverse AUPRC is set to 0"
 
 
 def _auc(ctx: Context, rank_sum: Any, positives: Any) -> Any:
-    """AUC from the sum of centred ranks over the label's positives."""
+    """AUC from the sum of centred ranks over the label's positives.
+
+    A label with no positive or no negative input has no pair to compare: 0.5 in average mode (no
+    information); 0 in reference mode, the value of the authors' ``auc``/``inverse_auc``
+    ``(Σ ranks − m(m−1)/2) / clip(m(n−m), min=1)``, whose numerator is then exactly 0 (e.g. a constant unit,
+    all of whose inputs are active under the ``at_least_kth`` top-α, or a c⁻ that lost every label).
+    """
     pairs = positives * (ctx.n - positives)
-    ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE)
-    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, 0.5)
+    reference = ctx.params.ties == "reference"
+    ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE_REFERENCE if reference else AUC_DEGENERATE)
+    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, 0.0 if reference else 0.5)
 
 
 def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:

@@ -12,6 +12,14 @@ Two tie conventions (the ``ties`` parameter of :func:`neuroneval.metrics.score`)
     input position; near 0 the noise is exact and orders them at random. Spearman's correlation of a binary
     vector with itself is ≈ 3γ(1−γ)-ish rather than 1, which is what makes Spearman fail the missing/extra
     labels tests in paper 000 (Tables C.3–C.4).
+
+    Those ranks depend on the tie order of the sort, which must be the stable one (equal values by input
+    position) on every backend and device: numpy's default ``argsort`` (quicksort/introsort) and an
+    unstable torch sort would order ties differently from run to run, from CPU to CUDA, and from the
+    published behaviour. :meth:`~neuroneval.metrics.backend.NumpyBackend.sort` sorts the float32 noised values
+    by a unique packed (value bits, position) key, so any algorithm gives the stable order; the torch backend
+    sorts with ``stable=True``. Reference-mode top-α with ``top_alpha="exactly_k"`` uses no sort at all
+    (:func:`neuroneval.metrics.binarize.exactly_top`).
 """
 
 from __future__ import annotations
@@ -50,7 +58,10 @@ def noisy_values(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
 
 
 def stable_ranks(be: Backend, values: Any) -> Any:
-    """Ranks 1…n (float64) from a stable sort: ties are ordered by position, never averaged."""
+    """Ranks 1…n (float64) from a stable sort: ties are ordered by position, never averaged.
+
+    ``rank_i = #{j : x_j < x_i} + #{j ≤ i : x_j = x_i}``, whatever the backend (see the module docstring).
+    """
     n = values.shape[-1]
     _, order = be.sort(values)
     ranks_sorted = be.broadcast_to(be.astype(be.arange(n), be.float64) + 1.0, tuple(order.shape))

@@ -4,7 +4,8 @@ Each function takes one activation vector ``a`` and one concept vector ``c`` (le
 definition literally: explicit sets, explicit counts, explicit pairwise comparisons. They are slow on
 purpose and share no code with the engine, so tests and benchmarks can use them as an independent oracle.
 Conventions (simulation framing, ``B(c) = c ≥ 0.5``, top-α with ties at the cutoff active, edge-case
-values) are those of ``ties="average"`` in :func:`neuroneval.metrics.score`.
+values) are those of ``ties="average"`` in :func:`neuroneval.metrics.score`; the top-α rule is also the default
+``top_alpha="at_least_kth"`` of both tie modes (the authors' ``_binarize_act``).
 """
 
 from __future__ import annotations

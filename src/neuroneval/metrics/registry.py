@@ -23,6 +23,7 @@ DEFAULTS: Mapping[str, object] = MappingProxyType({
     "tr_top_fraction": 0.002,
     "tr_n_top": 25,
     "tr_n_random": 25,
+    "top_alpha": "at_least_kth",
     "ties": "average",
     "seed": 0,
     "device": None,
@@ -30,6 +31,8 @@ DEFAULTS: Mapping[str, object] = MappingProxyType({
 })
 
 _TR_PARAMS = ("tr_top_fraction", "tr_n_top", "tr_n_random")
+#: Parameters of the metrics that binarize activations by top-α (000 Eq. A.1; see neuroneval.metrics.binarize).
+_TOP = ("alpha", "top_alpha")
 
 
 @dataclass(frozen=True)
@@ -95,21 +98,21 @@ _SIGNED = (-1.0, 1.0)
 _REAL = (-math.inf, math.inf)
 
 _SPECS = (
-    _spec("recall", "binary", _UNIT, ("alpha",), "simulation",
+    _spec("recall", "binary", _UNIT, _TOP, "simulation",
           "TP / (TP + FN) = B(a)·B(c) / |B(a)|  (000 Eq. 4, Table A.1)", inverse="precision"),
-    _spec("precision", "binary", _UNIT, ("alpha",), "simulation",
+    _spec("precision", "binary", _UNIT, _TOP, "simulation",
           "TP / (TP + FP) = B(a)·B(c) / |B(c)|  (000 Eq. 8, Table A.1)", inverse="recall"),
-    _spec("f1", "binary", _UNIT, ("alpha",), "symmetric",
+    _spec("f1", "binary", _UNIT, _TOP, "symmetric",
           "2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|)  (000 Eq. A.4)"),
-    _spec("iou", "binary", _UNIT, ("alpha",), "symmetric",
+    _spec("iou", "binary", _UNIT, _TOP, "symmetric",
           "TP / (TP + FP + FN)  (000 Eq. 5, A.13)"),
-    _spec("accuracy", "binary", _UNIT, ("alpha",), "symmetric",
+    _spec("accuracy", "binary", _UNIT, _TOP, "symmetric",
           "(TP + TN) / n  (000 Eq. A.3)"),
-    _spec("balanced_accuracy", "binary", _UNIT, ("alpha",), "simulation",
+    _spec("balanced_accuracy", "binary", _UNIT, _TOP, "simulation",
           "TP / (2|B(a)|) + TN / (2(n − |B(a)|))  (000 Eq. A.5)", inverse="inverse_balanced_accuracy"),
-    _spec("inverse_balanced_accuracy", "binary", _UNIT, ("alpha",), "classification",
+    _spec("inverse_balanced_accuracy", "binary", _UNIT, _TOP, "classification",
           "TP / (2|B(c)|) + TN / (2(n − |B(c)|))  (000 Eq. A.6)", inverse="balanced_accuracy"),
-    _spec("auc", "rank", _UNIT, ("alpha",), "simulation",
+    _spec("auc", "rank", _UNIT, _TOP, "simulation",
           "Mann–Whitney AUC of the score c against the label B(a), ties count ½  (000 Eq. A.7)",
           inverse="inverse_auc"),
     _spec("inverse_auc", "rank", _UNIT, (), "classification",
@@ -125,11 +128,11 @@ _SPECS = (
           "Spearman on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bricken et al. 2023)"),
     _spec("cosine", "continuous", _SIGNED, (), "symmetric",
           "a·c / (‖a‖₂ ‖c‖₂)  (000 Eq. A.10)", affine_invariant=False),
-    _spec("wpmi", "continuous", _REAL, ("alpha", "lam"), "simulation",
+    _spec("wpmi", "continuous", _REAL, (*_TOP, "lam"), "simulation",
           "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)"),
     _spec("mad", "continuous", _REAL, (), "classification",
           "mean of a over B(c) − mean of a over not B(c)  (000 Eq. 7, Table A.2)", affine_invariant=False),
-    _spec("auprc", "rank", _UNIT, ("alpha",), "simulation",
+    _spec("auprc", "rank", _UNIT, _TOP, "simulation",
           "step-wise average precision of the score c against the label B(a)  (000 App. A.3 item 10)",
           inverse="inverse_auprc"),
     _spec("inverse_auprc", "rank", _UNIT, (), "classification",

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from neuroneval.metrics.binarize import TOP_ALPHA_RULES
 from neuroneval.metrics.context import Params
 from neuroneval.metrics.registry import COMMON_PARAMS, DEFAULTS, MetricSpec
 
@@ -111,6 +112,9 @@ def resolve_params(spec: MetricSpec, given: Mapping[str, Any]) -> tuple[Params, 
     ties = merged["ties"]
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+    top_alpha = merged["top_alpha"]
+    if top_alpha not in TOP_ALPHA_RULES:
+        raise ValueError(f"top_alpha must be one of {TOP_ALPHA_RULES}, got {top_alpha!r}")
     chunk_size = merged["chunk_size"]
     if chunk_size is not None:
         chunk_size = _number("chunk_size", chunk_size, 1, np.inf, low_open=False, integer=True)
@@ -123,6 +127,7 @@ def resolve_params(spec: MetricSpec, given: Mapping[str, Any]) -> tuple[Params, 
         ties=ties,
         seed=_number("seed", merged["seed"], 0, np.inf, low_open=False, integer=True),
         chunk_size=chunk_size,
+        top_alpha=top_alpha,
     )
     if params.tr_n_top + params.tr_n_random < 2:
         raise ValueError(f"a top-and-random sample needs at least 2 inputs, got tr_n_top={params.tr_n_top} and "
