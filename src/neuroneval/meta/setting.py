@@ -49,9 +49,10 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     """One row per metric: chosen α/λ, validation and test meta-AUPRC, unit counts (``results/meta/<setting>.csv``).
 
     Units with a known concept (``truth``: columns ``unit, concept``) are split into a seeded validation part
-    (``val_fraction``, at least ``min_val_units``) and a test part; each metric's α (and WPMI's λ) maximise validation meta-AUPRC and the
-    test units report it (000 Eq. 13), with a bootstrap interval over test units (``ci_low``, ``ci_high``;
-    ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told from noise. Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
+    (``val_fraction``, at least ``min_val_units``) and a test part; each metric's α (and WPMI's λ) maximise
+    validation meta-AUPRC and the test units report it (000 Eq. 13), with a bootstrap interval over test units
+    (``ci_low``, ``ci_high``; ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told
+    from noise. Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
     """
     names = list(options.metrics if metrics is None else metrics)
     mask = truth_mask(truth, data.unit_names, data.concept_names)

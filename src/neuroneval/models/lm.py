@@ -34,7 +34,7 @@ from neuroneval.models.training import fit
 LM_SIZES: dict[str, dict[str, int]] = {
     "tiny": {"n_layer": 1, "n_embd": 16, "n_head": 2},
     "small": {"n_layer": 2, "n_embd": 64, "n_head": 4},
-    "large": {"n_layer": 4, "n_embd": 128, "n_head": 4},
+    "large": {"n_layer": 3, "n_embd": 96, "n_head": 4},
 }
 EOS_TOKEN, UNK_TOKEN = "<eos>", "<unk>"
 REPORT_FILE = "training_report.json"

@@ -46,7 +46,8 @@ class _Units:
 
 
 def _load_units(job: StepIO) -> _Units:
-    """Read the setting's tables and truth; split its known units as meta does (``val_fraction``, ``min_val_units``, ``seed``)."""
+    """Read the setting's tables and truth; split its known units as meta does (``val_fraction``,
+    ``min_val_units``, ``seed``)."""
     from neuroneval.meta import split_units, truth_mask
     from neuroneval.settings import load_setting
 

@@ -219,7 +219,8 @@ def table4(job: StepIO) -> None:
 
 def worlds_report(job: StepIO) -> None:
     """One row per setting: inputs, units, concepts, positive-rate range, its model's quality next to a baseline,
-    and — for pseudo-label settings — the pseudo-labels' mean ROC AUC against the labels of the same concepts.
+    and — for pseudo-label settings — the pseudo-labels' mean and median per-concept ROC AUC against the labels of
+    the same concepts.
 
     Model quality: classifiers' held-out accuracy vs the majority class; probes' held-out concept accuracy vs
     each concept's majority value; language models' probe perplexity vs the unigram perplexity (lower is better).
@@ -244,12 +245,13 @@ def worlds_report(job: StepIO) -> None:
         measure = card.get("quality_measure", "accuracy" if "holdout_accuracy" in card else "")
         quality = card.get("quality", card.get("holdout_accuracy", np.nan))
         baseline = card.get("baseline", card.get("chance_accuracy", np.nan))
-        auc = np.nan
+        auc = median_auc = np.nan
         source = setting["concepts"]["source"]
         if (setting["dataset"], source) in pseudo:
             per_concept = pseudo[(setting["dataset"], source)]["auc"]
             names = select_concepts(list(per_concept), setting["concepts"].get("prefixes", []))
             auc = float(np.mean([per_concept[name] for name in names]))
+            median_auc = float(np.median([per_concept[name] for name in names]))
         rows.append({**summary, "model_quality_measure": measure, "model_quality": quality,
-                     "model_baseline": baseline, "pseudo_label_auc": auc})
+                     "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc})
     io.write_csv(job.output[0], pd.DataFrame(rows))

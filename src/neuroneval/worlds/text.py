@@ -29,7 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from neuroneval import io
-from neuroneval.worlds.text_grammar import EOS, UNK, N_KEY_NOUNS, build_grammar, sample_documents, word_distribution
+from neuroneval.worlds.text_grammar import EOS, N_KEY_NOUNS, UNK, build_grammar, sample_documents, word_distribution
 
 SPLIT_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 EOS_ID = 0
@@ -327,7 +327,7 @@ def ideal_next_token_probabilities(world: TextWorld, positions: np.ndarray, toke
     (``<unk>``) gets probability 0.
     """
     positions = np.asarray(positions, dtype=np.int64)
-    if positions.ndim != 1 or positions.size and (positions.min() < 0 or positions.max() >= world.n_tokens - 1):
+    if positions.ndim != 1 or (positions.size and (positions.min() < 0 or positions.max() >= world.n_tokens - 1)):
         raise ValueError(f"positions must lie in [0, {world.n_tokens - 1})")
     params = world.params
     grammar = build_grammar(seed=params["seed"], **{name: params[name] for name in _GRAMMAR_KNOBS})
