@@ -32,6 +32,7 @@ TINY_OVERRIDES = {
                "probes": {"clip_probe": {"training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
     "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
+    # digits (sklearn's 1,797 bundled images) run at full size: ~1 s of training, the two settings in Table 4
     "sanity": {"theoretical": {"n": 50000, "draws": 10}},
     # small grids so that the three crowd rules add seconds, not minutes, to the tiny run
     "crowd": {"simulation": {"n_trials": 3}, "sampling": {"sample_sizes": [10, 30, 100, 300]},

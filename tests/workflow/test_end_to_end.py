@@ -73,6 +73,35 @@ def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
     assert beats_baseline.all(), report[["setting", "model_quality", "model_baseline"]]
 
 
+def test_digits_settings_join_table4_and_the_sanity_tests(built_workspace: Path) -> None:
+    """The real-data settings (sklearn's digits, full size: 1,797 images, ~1 s of training) are Table 4 columns and
+    sanity settings, their CNN learned (held-out accuracy in the worlds report), and their tables agree with
+    sklearn's own targets."""
+    from sklearn.datasets import load_digits
+
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())
+    digits = ["digits_cnn_final_gt", "digits_cnn_final_super_gt"]
+    assert set(digits) <= set(params["meta"]["settings"]) and set(digits) <= set(params["sanity"]["settings"])
+    table = pd.read_csv(built_workspace / "results/table4.csv").set_index("metric")
+    assert table[digits].notna().all().all()
+    report = pd.read_csv(built_workspace / "results/worlds_report.csv").set_index("setting")
+    for name in digits:
+        row = report.loc[name]
+        assert row["model_quality_measure"] == "accuracy" and row["model_quality"] > 0.9 > 0.2 > row["model_baseline"]
+        assert (built_workspace / f"results/sanity/experimental/{name}.csv").exists()
+    assert report.loc["digits_cnn_final_super_gt", "units"] == 13 == report.loc["digits_cnn_final_super_gt", "concepts"]
+    truth = pd.read_csv(built_workspace / "data/truth/digits_cnn_final_super_gt.csv", dtype=str)
+    assert len(truth) == 13 and set(truth["concept"]) >= {"parent:round", "parent:straight", "parent:curvy"}
+    concepts, metadata = read_concept_table(built_workspace / "data/concepts/digits_probe/labels.parquet")
+    attributes = pd.read_parquet(built_workspace / "data/worlds/digits/probe/attributes.parquet")
+    targets = load_digits().target[attributes["source_index"].to_numpy()]
+    for digit in range(10):
+        assert np.array_equal(concepts[f"class:{digit}"].to_numpy(), targets == digit)
+    for group, members in params["digits"]["hierarchy"].items():
+        assert np.array_equal(concepts[f"parent:{group}"].to_numpy(), np.isin(targets, members))
+    assert metadata["dataset"] == "digits_probe"
+
+
 #: Rebuilt from scratch in a second workspace: trains the CNN, the contrastive model and the small LM again.
 REBUILT = ["results/meta/cnn_final_pseudo.csv", "results/meta/lm_small_next_token.csv",
            "data/activations/vision_probe/vision_cnn/softmax.parquet", "data/concepts/vision_probe/pseudo-clip.parquet",
@@ -100,7 +129,8 @@ def test_a_scoring_param_reruns_scoring_only(built_workspace: Path, tmp_path: Pa
     output = dry.stdout + dry.stderr
     planned = output[output.index("Job stats:"):output.index("Reasons:")]
     assert "meta_setting" in planned and "table4" in planned
-    for upstream in ("vision_world", "train_vision_classifier", "vision_classifier_activations", "setting_truth"):
+    for upstream in ("vision_world", "train_vision_classifier", "vision_classifier_activations", "setting_truth",
+                     "digits_world", "train_digits_classifier", "digits_classifier_activations"):
         assert upstream not in planned, planned
 
 

@@ -33,6 +33,9 @@ def test_params_yaml_is_valid() -> None:
         ({"models": {"vision": {"vision_cnn": {"training": {"epochs": "three"}}}}}, "'three' is not of type 'integer'"),
         ({"models": {"vision": {"vision_vit": {"config": {"patch": 4}}}}}, "'patch' was unexpected"),
         ({"world": {"vision": {"n_clases": 12}}}, "'n_clases' was unexpected"),
+        ({"digits": {"probe_fraction": 1.5}}, "1.5"),
+        ({"digits": {"hierarchy": {"round": [0, 10]}}}, "10 is greater than the maximum of 9"),
+        ({"digits": {"models": {"digits_cnn": {"training": {"epoch": 3}}}}}, "'epoch' was unexpected"),
     ],
 )
 def test_schema_rejects_bad_values_naming_them(mutation: dict, message: str) -> None:

@@ -17,6 +17,7 @@ from neuroneval.settings import (
     truth_method,
     truth_path,
 )
+from neuroneval.worlds.digits import check_hierarchy as check_digits_hierarchy
 
 validate(config, schema="../schemas/params.schema.yaml")
 check_setting_references(config)
@@ -71,7 +72,8 @@ def setting_labels(wildcards):
 def setting_ideal_activations(wildcards):
     """Generative-probability ideal units of the setting, where its world has them (else [])."""
     return [
-        str(path) for path in ideal_activation_paths(config["settings"][wildcards.setting])
+        str(path)
+        for path in ideal_activation_paths(config["settings"][wildcards.setting])
     ]
 
 
@@ -231,3 +233,35 @@ def cosy_generator_tables(table):
         generator=COSY_GENERATORS,
         table=table,
     )
+
+
+# Digits: scikit-learn's bundled handwritten digits (workflow/rules/digits.smk)
+DIGITS = config.get("digits") or {}
+DIGITS_WORLD = {key: value for key, value in DIGITS.items() if key != "models"}
+DIGITS_SPLITS = ["train", "probe"] if DIGITS else []
+DIGITS_CLASSIFIERS = list(DIGITS.get("models") or {})
+DIGITS_SETTINGS = [
+    name
+    for name, setting in config["settings"].items()
+    if setting["dataset"].startswith("digits_")
+]
+if DIGITS:
+    # every digit in exactly one group, checked before any job
+    check_digits_hierarchy(DIGITS["hierarchy"])
+if set(DIGITS_CLASSIFIERS) & set(VISION_CLASSIFIERS):
+    raise ValueError(
+        "digits.models and models.vision share names "
+        f"{sorted(set(DIGITS_CLASSIFIERS) & set(VISION_CLASSIFIERS))}: both write data/models/<name>.pt"
+    )
+
+# models whose JSON card (held-out accuracy vs chance) results/worlds_report.csv reads
+REPORTED_MODELS = VISION_CLASSIFIERS + CONTRASTIVE_MODELS + PROBES + DIGITS_CLASSIFIERS
+
+
+def digits_model_spec(wildcards):
+    return DIGITS["models"][wildcards.model]
+
+
+def digits_dataset(wildcards):
+    """Dataset name of a digits split's tables (``digits_probe``), recorded in their metadata."""
+    return f"digits_{wildcards.split}"

@@ -78,7 +78,7 @@ rule worlds_report:
     input:
         cards=expand(
             "data/models/{model}.json",
-            model=VISION_CLASSIFIERS + CONTRASTIVE_MODELS + PROBES,
+            model=REPORTED_MODELS,
         ),
         language_models=expand("data/models/{lm}", lm=LANGUAGE_MODELS),
         summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),

@@ -25,6 +25,7 @@ rule models:
         expand("data/models/{lm}", lm=LANGUAGE_MODELS),
         expand("data/models/{clip}.pt", clip=CONTRASTIVE_MODELS),
         expand("data/models/{probe}.pt", probe=PROBES),
+        expand("data/models/{model}.pt", model=DIGITS_CLASSIFIERS),
 
 
 rule train_language_model:

@@ -19,6 +19,7 @@ rule worlds:
     input:
         expand("data/worlds/vision/{split}", split=config["world"]["vision"]["splits"]),
         expand("data/worlds/text/{split}", split=TEXT_SPLITS),
+        expand("data/worlds/digits/{split}", split=DIGITS_SPLITS),
 
 
 rule text_world:

@@ -134,7 +134,7 @@ def check_model_files(external: Mapping[str, Any], name: str) -> None:
 def check_external(config: Mapping[str, Any]) -> None:
     """Check everything the settings of ``meta.settings`` need from ``external:`` (kinds, references, files).
 
-    Settings on the embedded worlds (datasets ``vision_*``/``text_*``) are skipped, so the embedded default
+    Settings on the embedded worlds (datasets ``vision_*``/``text_*``/``digits_*``) are skipped, so the embedded default
     passes whatever ``external:`` holds. Raises :class:`ExternalConfigError` naming the key and the path.
     """
     external = external_block(config)
@@ -146,9 +146,9 @@ def check_external(config: Mapping[str, Any]) -> None:
         setting = settings.get(setting_name, {})
         dataset = setting.get("dataset", "")
         if dataset not in datasets:
-            if not dataset.startswith(("vision_", "text_")):
+            if not dataset.startswith(("vision_", "text_", "digits_")):
                 raise ExternalConfigError(f"settings.{setting_name}.dataset: {dataset!r} is neither an embedded "
-                                          f"world (vision_*, text_*) nor declared in external.datasets "
+                                          f"world (vision_*, text_*, digits_*) nor declared in external.datasets "
                                           f"({sorted(datasets)})")
             continue
         needed_datasets.add(dataset)

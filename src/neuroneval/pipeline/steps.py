@@ -109,7 +109,7 @@ def vision_classifier_activations(job: StepIO) -> None:
     metadata = {
         "model": job.wildcards.model,
         "layer": layer,
-        "dataset": f"vision_{job.wildcards.split}",
+        "dataset": _dataset(job),
         "pooling": "none" if layer in ("softmax", "logits", "superclass", "concepts") else extraction["pooling"],
         "dtype": "float32",
         "unit_concepts": unit_concepts,
@@ -123,9 +123,15 @@ def vision_label_concepts(job: StepIO) -> None:
 
     world = load_vision_world(Path(job.input.world))
     concept_names = [column for column in world.labels.columns if column != io.ID_COLUMN]
-    metadata = {"source": "labels", "dataset": f"vision_{job.wildcards.split}", "concepts": concept_names,
+    metadata = {"source": "labels", "dataset": _dataset(job), "concepts": concept_names,
                 "hierarchy": world.hierarchy}
     io.write_concept_table(job.output[0], world.labels, metadata=metadata)
+
+
+def _dataset(job: StepIO) -> str:
+    """The dataset name of a world split's tables: ``params.dataset`` where the rule sets it (``digits_probe``),
+    else ``vision_<split>``."""
+    return getattr(job.params, "dataset", None) or f"vision_{job.wildcards.split}"
 
 
 def setting_truth(job: StepIO) -> None:

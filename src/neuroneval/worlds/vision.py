@@ -342,7 +342,8 @@ def save_vision_world(world: VisionWorld, directory: str | Path) -> None:
     _save_array(target / "class_index.npy", world.class_index)
     concepts = [column for column in world.labels.columns if column != io.ID_COLUMN]
     io.write_concept_table(target / "labels.parquet", world.labels, metadata={
-        "source": "labels", "dataset": f"vision_{world.params.get('split', 'unknown')}", "concepts": concepts,
+        "source": "labels", "dataset": world.params.get("dataset", f"vision_{world.params.get('split', 'unknown')}"),
+        "concepts": concepts,
         "hierarchy": world.hierarchy})
     with io.atomic_path(target / "attributes.parquet") as tmp_path:
         world.attributes.to_parquet(tmp_path, index=False)
