@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -54,6 +55,26 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty staging directory beside ``path``; it replaces ``path`` only if the block succeeds.
+
+    A world split or model folder is never seen half-written: the block fills ``.<name>.partial``, which is
+    renamed onto ``path`` (any previous version removed first) when the block returns, and deleted if it raises.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation") -> pd.DataFrame:

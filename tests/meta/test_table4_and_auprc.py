@@ -193,6 +193,7 @@ def test_evaluate_setting_reports_the_interval_and_the_ceiling_of_label_units() 
     rows = evaluate_setting(data, truth, options, setting="toy", progress=False)
     assert list(rows["metric"]) == ["correlation", "iou"] and set(rows["val_units"]) == {5}
     assert (rows["ci_low"] <= rows["test_auprc"]).all() and (rows["test_auprc"] <= rows["ci_high"]).all()
+    assert rows["chance_auprc"].tolist() == [pytest.approx(1 / n_concepts)] * 2  # one correct concept per unit
     ideal = ideal_units_from_labels(data, truth, labels, names)
     ceiling = ceiling_frame(evaluate_setting(ideal, truth, options, setting="toy", progress=False),
                             ideal_source="labels")

@@ -52,7 +52,8 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     (``val_fraction``, at least ``min_val_units``) and a test part; each metric's α (and WPMI's λ) maximise
     validation meta-AUPRC and the test units report it (000 Eq. 13), with a bootstrap interval over test units
     (``ci_low``, ``ci_high``; ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told
-    from noise. Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
+    from noise, and the floor ``chance_auprc`` (the share of correct pairs among the test pairs: the expected
+    meta-AUPRC of random scores). Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
     """
     names = list(options.metrics if metrics is None else metrics)
     mask = truth_mask(truth, data.unit_names, data.concept_names)
@@ -60,6 +61,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     val_positions, test_positions = split_units(known_units.size, val_fraction=options.val_fraction,
                                                 seed=options.seed, min_val_units=options.min_val_units)
     cache = FeatureCache(max_bytes=int(options.feature_cache_gib * 2**30))  # unit features shared by the metrics
+    chance = float(mask[known_units[test_positions]].mean())  # expected meta-AUPRC of random scores: the floor
     rows = {}
     for metric in tqdm(scoring_order(names), desc=f"meta-AUPRC {setting}", unit="metric", disable=not progress):
         result = evaluate_metric(
@@ -80,6 +82,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
             "ci_low": result.ci_low,
             "ci_high": result.ci_high,
             "n_boot": options.n_boot,
+            "chance_auprc": chance,
             "val_units": result.n_val_units,
             "test_units": result.n_test_units,
             "concepts": len(data.concept_names),

@@ -8,10 +8,8 @@ The digits classifier, its activation tables and the label concept table are bui
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
+from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
 
@@ -24,9 +22,5 @@ def digits_world(job: StepIO) -> None:
     world = build_digits_world(job.wildcards.split, seed=knobs["seed"], probe_fraction=knobs["probe_fraction"],
                                hierarchy=knobs["hierarchy"])
     print(json.dumps({key: world.params[key] for key in ("source", "source_sha256", "split", "n_images")}))
-    target = Path(job.output[0])
-    staging = target.with_name(f".{target.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    save_vision_world(world, staging)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
+    with io.atomic_directory(job.output[0]) as staging:
+        save_vision_world(world, staging)

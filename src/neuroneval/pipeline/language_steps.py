@@ -7,8 +7,6 @@ science lives in :mod:`neuroneval.worlds.text`, :mod:`neuroneval.models.lm` and 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 from neuroneval import io
@@ -26,12 +24,8 @@ def text_world(job: StepIO) -> None:
     split = job.wildcards.split
     vocabulary = None if split == "train" else load_text_world(Path(job.input.train)).vocabulary
     world = build_text_world(int(job.params.n_documents), split=split, vocabulary=vocabulary, progress=True, **knobs)
-    target = Path(job.output[0])
-    staging = target.with_name(f".{target.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    save_text_world(world, staging)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
+    with io.atomic_directory(job.output[0]) as staging:
+        save_text_world(world, staging)
     print(json.dumps({"split": split, "documents": world.n_documents, "tokens": world.n_tokens,
                       "vocabulary": len(world.vocabulary)}))
 

@@ -6,8 +6,6 @@ Steps only move data between files and library calls; the science lives in the m
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +23,8 @@ def vision_world(job: StepIO) -> None:
     knobs.pop("splits")
     seed = knobs.pop("seed")
     world = build_vision_world(int(job.params.n_images), seed=seed, split=job.wildcards.split, **knobs)
-    target = Path(job.output[0])
-    staging = target.with_name(f".{target.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    save_vision_world(world, staging)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
+    with io.atomic_directory(job.output[0]) as staging:
+        save_vision_world(world, staging)
 
 
 def train_vision_classifier(job: StepIO) -> None:
