@@ -27,3 +27,7 @@ rule all:
         "results/table4.png",
         "results/worlds_report.csv",
         "results/ceiling.csv",
+
+
+# Every rule runs a script and passes `code=code_version("<script>.py")` (workflow/rules/common.smk).
+code_version.check(workflow.rules)

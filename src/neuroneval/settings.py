@@ -25,6 +25,8 @@ import pandas as pd
 from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table, value_matrix
 
 DATA = Path("data")
+#: Setting fields that only label it for readers (the worlds report shows them); no computation reads them.
+DISPLAY_FIELDS = ("description",)
 
 
 def activation_path(dataset: str, model: str, layer: str, *, root: Path = DATA) -> Path:
@@ -64,6 +66,12 @@ def ideal_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -> 
 def setting_concept_path(setting: Mapping[str, Any], *, root: Path = DATA) -> Path:
     """The concept table a setting reads."""
     return concept_path(setting["dataset"], setting["concepts"]["source"], root=root)
+
+
+def setting_knobs(setting: Mapping[str, Any]) -> dict[str, Any]:
+    """A setting without its :data:`DISPLAY_FIELDS`: what rules take as a param, so relabelling a setting
+    reruns nothing that does not show the label."""
+    return {key: value for key, value in setting.items() if key not in DISPLAY_FIELDS}
 
 
 @dataclass(frozen=True)

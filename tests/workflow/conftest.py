@@ -81,9 +81,11 @@ def make_workspace(directory: Path, params: Mapping) -> Path:
     return directory
 
 
-def run_tool(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess:
-    """Run a tool of the project's venv (snakemake, dvc, git) in ``cwd`` with the venv first on PATH."""
-    environment = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+def run_tool(args: list[str], cwd: Path, *, check: bool = True,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a tool of the project's venv (snakemake, dvc, git) in ``cwd`` with the venv first on PATH (and ``env``
+    added to the environment)."""
+    environment = {**os.environ, **(env or {}), "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     tool = str(BIN / args[0]) if (BIN / args[0]).exists() else args[0]
     result = subprocess.run([tool, *args[1:]], cwd=cwd, env=environment, capture_output=True, text=True)
     if check and result.returncode != 0:

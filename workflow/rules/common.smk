@@ -1,6 +1,9 @@
+from pathlib import Path
+
 from snakemake.utils import validate
 
 from neuroneval.external.config import model_files
+from neuroneval.pipeline.code_deps import ScriptVersions
 from neuroneval.pipeline.cosy_steps import (
     EMBEDDED_CHECKPOINT,
     cosy_setting_units,
@@ -14,6 +17,7 @@ from neuroneval.settings import (
     ideal_activation_paths,
     setting_activation_paths,
     setting_concept_path,
+    setting_knobs,
     truth_method,
     truth_path,
 )
@@ -21,6 +25,11 @@ from neuroneval.worlds.digits import check_hierarchy as check_digits_hierarchy
 
 validate(config, schema="../schemas/params.schema.yaml")
 check_setting_references(config)
+
+# Each script's rule passes `code=code_version("<script>.py")` among its params, a digest of the script and of the
+# library code it can run (neuroneval.pipeline.code_deps). Editing that code changes the param, and Snakemake's
+# params trigger reruns the job, and nothing else. The Snakefile checks that none forgets it.
+code_version = ScriptVersions(Path(workflow.basedir) / "workflow" / "scripts")
 
 SETTINGS = list(config["settings"])
 META_SETTINGS = list(config["meta"]["settings"])
@@ -49,8 +58,19 @@ wildcard_constraints:
     probe="|".join(PROBES) or "NO_PROBE",
 
 
+# Rules take settings without their display-only fields (description): relabelling one reruns only the report.
+SETTING_KNOBS = {
+    name: setting_knobs(setting) for name, setting in config["settings"].items()
+}
+SETTING_DESCRIPTIONS = {
+    name: setting.get("description", "") for name, setting in config["settings"].items()
+}
+# meta without `settings` (Table 4's columns, a param of table4 itself), so adding a column reruns no setting.
+META_KNOBS = {key: value for key, value in config["meta"].items() if key != "settings"}
+
+
 def setting_config(wildcards):
-    return config["settings"][wildcards.setting]
+    return SETTING_KNOBS[wildcards.setting]
 
 
 def setting_activations(wildcards):
@@ -62,6 +82,16 @@ def setting_activations(wildcards):
 
 def setting_concepts(wildcards):
     return str(setting_concept_path(config["settings"][wildcards.setting]))
+
+
+#: Generative-probability ideal-unit tables of every setting that has them (the ceiling's inputs).
+IDEAL_TABLES = sorted(
+    {
+        str(path)
+        for setting in config["settings"].values()
+        for path in ideal_activation_paths(setting)
+    }
+)
 
 
 def setting_labels(wildcards):

@@ -12,6 +12,7 @@ rule cosy_explanations:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("cosy_explanations.py"),
         cosy=COSY,
     script:
         "../scripts/cosy_explanations.py"
@@ -33,6 +34,7 @@ rule cosy_train_embedded:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("cosy_train_embedded.py"),
         training=COSY["embedded"]["training"],
     script:
         "../scripts/cosy_train_embedded.py"
@@ -54,6 +56,7 @@ rule cosy_generate:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("cosy_generate.py"),
         cosy=COSY,
         data_root=config["external"]["data_root"],
     script:
@@ -80,8 +83,9 @@ rule cosy_evaluate:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("cosy_evaluate.py"),
         cosy=COSY,
-        settings=config["settings"],
+        settings={name: SETTING_KNOBS[name] for name in COSY["settings"]},
         activations=config["activations"],
         external=COSY_EXTERNAL,
     script:
@@ -115,6 +119,7 @@ rule cosy_tables:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("cosy_tables.py"),
         cosy=COSY,
     script:
         "../scripts/cosy_tables.py"

@@ -20,6 +20,7 @@ rule crowd_sampling:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("crowd_sampling.py"),
         concepts=config["crowd"]["concepts"],
         simulation=config["crowd"]["simulation"],
         sampling=config["crowd"]["sampling"],
@@ -44,6 +45,7 @@ rule crowd_aggregation:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("crowd_aggregation.py"),
         concepts=config["crowd"]["concepts"],
         simulation=config["crowd"]["simulation"],
         aggregation=config["crowd"]["aggregation"],
@@ -62,6 +64,7 @@ rule crowd_summary:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("crowd_summary.py"),
         summary=config["crowd"]["summary"],
     script:
         "../scripts/crowd_summary.py"

@@ -12,6 +12,7 @@ rule digits_world:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("digits_world.py"),
         digits=DIGITS_WORLD,
     script:
         "../scripts/digits_world.py"
@@ -33,6 +34,7 @@ rule train_digits_classifier:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("train_vision_classifier.py"),
         spec=digits_model_spec,
     script:
         "../scripts/train_vision_classifier.py"
@@ -52,6 +54,7 @@ rule digits_classifier_activations:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("vision_classifier_activations.py"),
         extraction=config["activations"],
         dataset=digits_dataset,
     script:
@@ -68,6 +71,7 @@ rule digits_label_concepts:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("vision_label_concepts.py"),
         dataset=digits_dataset,
     script:
         "../scripts/vision_label_concepts.py"

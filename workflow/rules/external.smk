@@ -12,6 +12,7 @@ rule external_image_dataset:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("external_image_dataset.py"),
         dataset=image_dataset_spec,
     script:
         "../scripts/external_image_dataset.py"
@@ -35,6 +36,7 @@ rule external_vision_activations:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
+        code=code_version("external_vision_activations.py"),
         dataset=image_dataset_spec,
         model=vision_model_spec,
         runtime=EXTERNAL_RUNTIME,
@@ -60,6 +62,7 @@ rule external_image_embeddings:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
+        code=code_version("external_image_embeddings.py"),
         dataset=image_dataset_spec,
         model=embedder_spec,
         runtime=EXTERNAL_RUNTIME,
@@ -87,6 +90,7 @@ rule external_pseudo_concepts:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
+        code=code_version("external_pseudo_concepts.py"),
         model=embedder_spec,
         pseudo=pseudo_label_spec,
         grids=config["pseudo_labels"],
@@ -107,6 +111,7 @@ rule external_train_probe:
         "../../environment.yml"
     threads: 2
     params:
+        code=code_version("external_train_probe.py"),
         probe=external_probe_spec,
     script:
         "../scripts/external_train_probe.py"
@@ -122,6 +127,8 @@ rule external_probe_activations:
         "logs/external/{image_dataset}_{external_probe}_concepts.log",
     conda:
         "../../environment.yml"
+    params:
+        code=code_version("external_probe_activations.py"),
     script:
         "../scripts/external_probe_activations.py"
 
@@ -138,6 +145,7 @@ rule external_text_dataset:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("external_text_dataset.py"),
         dataset=text_dataset_spec,
         tokenizer_model=text_tokenizer_spec,
         extraction=config["activations"].get("next_token", {}),
@@ -163,6 +171,7 @@ rule external_lm_activations:
         mem_mb=16000,
         gpu=EXTERNAL_GPUS,
     params:
+        code=code_version("external_lm_activations.py"),
         model=external_lm_spec,
         extraction=config["activations"].get("next_token", {}),
         runtime=EXTERNAL_RUNTIME,

@@ -13,8 +13,9 @@ rule meta_setting:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("meta_setting.py"),
         setting=setting_config,
-        meta=config["meta"],
+        meta=META_KNOBS,
     script:
         "../scripts/meta_setting.py"
 
@@ -36,8 +37,9 @@ rule ceiling_setting:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("ceiling_setting.py"),
         setting=setting_config,
-        meta=config["meta"],
+        meta=META_KNOBS,
     script:
         "../scripts/ceiling_setting.py"
 
@@ -51,6 +53,8 @@ rule ceiling:
         "logs/ceiling.log",
     conda:
         "../../environment.yml"
+    params:
+        code=code_version("ceiling.py"),
     script:
         "../scripts/ceiling.py"
 
@@ -68,6 +72,7 @@ rule table4:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("table4.py"),
         settings=META_SETTINGS,
         metrics=METRIC_NAMES,
     script:
@@ -90,6 +95,8 @@ rule worlds_report:
     conda:
         "../../environment.yml"
     params:
-        settings=config["settings"],
+        code=code_version("worlds_report.py"),
+        settings=SETTING_KNOBS,
+        descriptions=SETTING_DESCRIPTIONS,
     script:
         "../scripts/worlds_report.py"

@@ -14,6 +14,7 @@ rule train_vision_classifier:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("train_vision_classifier.py"),
         spec=model_spec,
     script:
         "../scripts/train_vision_classifier.py"
@@ -44,6 +45,7 @@ rule train_language_model:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("train_language_model.py"),
         spec=language_model_spec,
     script:
         "../scripts/train_language_model.py"
@@ -65,6 +67,7 @@ rule train_contrastive_model:
     resources:
         mem_mb=4000,
     params:
+        code=code_version("train_contrastive_model.py"),
         spec=contrastive_model_spec,
     script:
         "../scripts/train_contrastive_model.py"
@@ -85,6 +88,7 @@ rule train_probe:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("train_probe.py"),
         spec=probe_spec,
     script:
         "../scripts/train_probe.py"

@@ -16,8 +16,9 @@ rule sanity_hyperparameters:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("sanity_hyperparameters.py"),
         setting=setting_config,
-        meta=config["meta"],
+        meta=META_KNOBS,
         metrics=sanity_search_metrics,
     script:
         "../scripts/sanity_hyperparameters.py"
@@ -39,8 +40,9 @@ rule sanity_experimental:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("sanity_experimental.py"),
         setting=setting_config,
-        meta=config["meta"],
+        meta=META_KNOBS,
         sanity=SANITY,
         metrics=sanity_experimental_metrics,
     script:
@@ -60,6 +62,7 @@ rule sanity_theoretical:
         "../../environment.yml"
     threads: 8
     params:
+        code=code_version("sanity_theoretical.py"),
         metrics=sanity_theoretical_metrics,
         theoretical=SANITY["theoretical"],
         epsilon=SANITY["epsilon"],
@@ -84,9 +87,10 @@ rule sanity_ablation:
         "../../environment.yml"
     threads: 1
     params:
-        setting=config["settings"][SANITY_ABLATION_SETTING],
+        code=code_version("sanity_ablation.py"),
+        setting=SETTING_KNOBS[SANITY_ABLATION_SETTING],
         setting_name=SANITY_ABLATION_SETTING,
-        meta=config["meta"],
+        meta=META_KNOBS,
         sanity=SANITY,
         metrics=SANITY["metrics"],
     script:
@@ -106,9 +110,10 @@ rule sanity_shift:
         "../../environment.yml"
     threads: 1
     params:
-        setting=config["settings"][SANITY_SHIFT_SETTING],
+        code=code_version("sanity_shift.py"),
+        setting=SETTING_KNOBS[SANITY_SHIFT_SETTING],
         setting_name=SANITY_SHIFT_SETTING,
-        meta=config["meta"],
+        meta=META_KNOBS,
         constant=SANITY["shift"]["constant"],
         metrics=SANITY["metrics"],
     script:
@@ -130,6 +135,7 @@ rule sanity_table3:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("sanity_table3.py"),
         sanity=SANITY,
     script:
         "../scripts/sanity_table3.py"
@@ -152,6 +158,7 @@ rule sanity_theoretical_tables:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("sanity_theoretical_tables.py"),
         sanity=SANITY,
     script:
         "../scripts/sanity_theoretical_tables.py"
@@ -172,6 +179,7 @@ rule sanity_meta_tables:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("sanity_meta_tables.py"),
         meta_settings=META_SETTINGS,
         meta_metrics=METRIC_NAMES,
         sanity=SANITY,
@@ -199,6 +207,7 @@ rule sanity_ablation_tables:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("sanity_ablation_tables.py"),
         sanity=SANITY,
     script:
         "../scripts/sanity_ablation_tables.py"
@@ -220,6 +229,7 @@ rule sanity_ties:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("sanity_ties.py"),
         sanity=SANITY,
     script:
         "../scripts/sanity_ties.py"

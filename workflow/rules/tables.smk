@@ -12,6 +12,7 @@ rule vision_classifier_activations:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("vision_classifier_activations.py"),
         extraction=config["activations"],
     script:
         "../scripts/vision_classifier_activations.py"
@@ -26,6 +27,8 @@ rule vision_label_concepts:
         "logs/concepts/vision_{split}_labels.log",
     conda:
         "../../environment.yml"
+    params:
+        code=code_version("vision_label_concepts.py"),
     script:
         "../scripts/vision_label_concepts.py"
 
@@ -42,6 +45,7 @@ rule setting_truth:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("setting_truth.py"),
         setting=setting_config,
     script:
         "../scripts/setting_truth.py"
@@ -50,6 +54,7 @@ rule setting_truth:
 rule tables:
     input:
         expand("data/truth/{setting}.csv", setting=SETTINGS),
+        IDEAL_TABLES,
 
 
 rule text_label_concepts:
@@ -62,6 +67,7 @@ rule text_label_concepts:
     conda:
         "../../environment.yml"
     params:
+        code=code_version("text_label_concepts.py"),
         extraction=config["activations"].get("next_token", {}),
     script:
         "../scripts/text_label_concepts.py"
@@ -81,6 +87,7 @@ rule lm_next_token_activations:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("lm_next_token_activations.py"),
         extraction=config["activations"].get("next_token", {}),
     script:
         "../scripts/lm_next_token_activations.py"
@@ -102,6 +109,7 @@ rule vision_pseudo_concepts:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("vision_pseudo_concepts.py"),
         pseudo=config.get("pseudo_labels", {}),
     script:
         "../scripts/vision_pseudo_concepts.py"
@@ -119,6 +127,8 @@ rule probe_activations:
     conda:
         "../../environment.yml"
     threads: 1
+    params:
+        code=code_version("probe_activations.py"),
     script:
         "../scripts/probe_activations.py"
 
@@ -136,6 +146,7 @@ rule lm_ideal_activations:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("lm_ideal_activations.py"),
         extraction=config["activations"].get("next_token", {}),
     script:
         "../scripts/lm_ideal_activations.py"

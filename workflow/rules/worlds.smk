@@ -9,6 +9,7 @@ rule vision_world:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("vision_world.py"),
         world=config["world"]["vision"],
         n_images=world_split_size,
     script:
@@ -35,6 +36,7 @@ rule text_world:
         "../../environment.yml"
     threads: 1
     params:
+        code=code_version("text_world.py"),
         world=config["world"]["text"],
         n_documents=text_split_size,
     script:

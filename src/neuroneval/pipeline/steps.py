@@ -144,7 +144,6 @@ def setting_truth(job: StepIO) -> None:
     positive_rates = (data.concepts >= 0.5).mean(axis=0)
     summary = {
         "setting": job.wildcards.setting,
-        "description": setting.get("description", ""),
         "inputs": int(data.activations.shape[0]),
         "units": len(data.unit_names),
         "known_units": len(known),
@@ -252,6 +251,10 @@ def worlds_report(job: StepIO) -> None:
             names = select_concepts(list(per_concept), setting["concepts"].get("prefixes", []))
             auc = float(np.mean([per_concept[name] for name in names]))
             median_auc = float(np.median([per_concept[name] for name in names]))
-        rows.append({**summary, "model_quality_measure": measure, "model_quality": quality,
+        # the description comes from params, not from the truth summary: relabelling a setting reruns this report
+        # only (columns stay in the summary's sorted key order)
+        description = job.params.descriptions.get(summary["setting"], "")
+        described = dict(sorted({**summary, "description": description}.items()))
+        rows.append({**described, "model_quality_measure": measure, "model_quality": quality,
                      "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc})
     io.write_csv(job.output[0], pd.DataFrame(rows))

@@ -1,0 +1,514 @@
+"""Which library code a workflow script runs, and a version of it that changes exactly when that code changes.
+
+A rule's ``script:`` calls one step function, and steps import what they need inside their bodies, so following
+imports file by file would tie every rule to nearly the whole library. :meth:`CodeIndex.closure` follows them
+definition by definition instead, with :mod:`ast` only (nothing is imported or run):
+
+* a module's *top level* — every statement except the plain functions below: imports, constants, classes,
+  decorated functions (a decorator may register them) — is reached whenever the module is imported, together
+  with the top level of its parent packages (``import a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py``);
+* a plain top-level function (undecorated, not a dunder) is reached when reached code names it: ``f(...)``,
+  ``from m import f``, ``m.f``, ``import a.m as m; m.f``. Imports inside its body count only when it is reached;
+  imports under ``if TYPE_CHECKING:`` never run and do not count;
+* functions looked up by a computed name are all reached: every function of a module that calls ``globals()``
+  or ``vars()``, of a module read with ``getattr(module, name)``, and of the whole library for an
+  ``importlib.import_module``/``__import__`` of a computed name.
+
+:attr:`Closure.version` hashes the abstract syntax tree (docstrings dropped unless the module reads ``__doc__``)
+of each reached piece, so comments, formatting and docstrings never change it and any change to code a script
+can run does. :attr:`Closure.files` is the set of files holding that code: what a DVC stage must depend on.
+
+The workflow passes ``code=code_version("<script>.py")`` as a rule param (``workflow/rules/common.smk``), so
+Snakemake's params trigger reruns exactly the rules whose code changed; ``tests/workflow/test_code_deps.py``
+checks dvc.yaml's code deps against :func:`dvc_code_deps`. ``python -m neuroneval.pipeline.code_deps`` prints
+the code deps each stage of dvc.yaml should have.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+PACKAGE = "neuroneval"
+#: Python files that are not Snakefiles/rule files are parsed whole; anything else only for its import lines.
+_PYTHON_SUFFIX = ".py"
+_SCRIPT = re.compile(r'^\s*script:\s*\n?\s*"([^"]+)"', re.MULTILINE)
+#: The target of a computed ``importlib.import_module(...)``: any module of the library.
+_ANYTHING = "*"
+
+
+def _is_lazy_function(statement: ast.stmt) -> bool:
+    """A plain top-level function: its body runs only when called, so it is reached only when named."""
+    return (isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and not statement.decorator_list
+            and not (statement.name.startswith("__") and statement.name.endswith("__")))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _walk(nodes: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """Every node under ``nodes``, leaving out the bodies of ``if TYPE_CHECKING:`` (their ``else`` runs)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) is ast.If and _is_type_checking(node):
+            stack.extend(node.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+class _DropDocstrings(ast.NodeTransformer):
+    def _strip(self, node: Any) -> Any:
+        self.generic_visit(node)
+        if node.body and _is_docstring(node.body[0]):
+            node.body = node.body[1:] or [ast.Pass()]
+        return node
+
+    visit_Module = visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _strip
+
+
+def _digest(nodes: list[ast.stmt]) -> str:
+    """SHA-256 of the syntax tree of ``nodes``: positions, comments and formatting do not enter it."""
+    return hashlib.sha256(ast.dump(ast.Module(body=nodes, type_ignores=[])).encode()).hexdigest()
+
+
+def _is_import_module(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    function = node.func
+    return (isinstance(function, ast.Attribute) and function.attr == "import_module") or (
+        isinstance(function, ast.Name) and function.id in ("import_module", "__import__"))
+
+
+def _scan(nodes: Iterable[ast.AST]) -> tuple[list[ast.AST], set[tuple[str, tuple[str, ...]]], set[str]]:
+    """The import statements and ``import_module`` calls in ``nodes``; each name used there with the longest
+    attribute chain read from it (``a.b.c`` → ``("a", ("b", "c"))``; the bare name is listed too); and the names
+    whose attributes are looked up by a computed name (``getattr(name, variable)``)."""
+    imports, found, looked_up = [], set(), set()
+    for node in _walk(nodes):
+        kind = type(node)
+        if kind is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args \
+                and isinstance(node.args[0], ast.Name) and not (
+                    len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
+            looked_up.add(node.args[0].id)
+        if kind is ast.Name:
+            found.add((node.id, ()))
+        elif kind is ast.Attribute:
+            attrs = []
+            current: ast.AST = node
+            while isinstance(current, ast.Attribute):
+                attrs.append(current.attr)
+                current = current.value
+            if isinstance(current, ast.Name):
+                found.add((current.id, tuple(reversed(attrs))))
+        elif kind is ast.Import or kind is ast.ImportFrom or _is_import_module(node):
+            imports.append(node)
+    return imports, found, looked_up
+
+
+def snakefile_imports(text: str) -> str:
+    """The top-level ``import``/``from … import`` statements of a Snakefile or rule file, as Python source."""
+    kept, depth, keeping = [], 0, False
+    for line in text.splitlines():
+        if depth == 0 and not keeping:
+            keeping = line.startswith(("import ", "from "))
+        if keeping:
+            kept.append(line)
+            depth += line.count("(") - line.count(")")
+            keeping = depth > 0 or line.rstrip().endswith("\\")
+    return "\n".join(kept) + "\n"
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What an import runs and binds: a library module, or a name inside one (``attr``)."""
+
+    module: str
+    attr: str | None = None
+
+
+class _Source:
+    """One parsed file: its top level, its plain functions, and (cached) the imports and names of each piece."""
+
+    def __init__(self, name: str, path: Path, text: str, *, package: str | None, whole: bool = False) -> None:
+        self.name, self.path, self.package = name, path, package
+        tree = ast.parse(snakefile_imports(text) if whole else text, filename=str(path))
+        # read from the text, so a mention in a comment counts too (erring on the side of rerunning)
+        self.reads_doc = "__doc__" in text  # docstrings are then data, and kept in the digests
+        self.dynamic = "globals()" in text or "vars()" in text  # any function may be looked up by a computed name
+        if not self.reads_doc:
+            tree = _DropDocstrings().visit(tree)
+        self.top: list[ast.stmt] = []
+        self.functions: dict[str, list[ast.stmt]] = {}
+        for statement in tree.body:
+            if _is_lazy_function(statement) and not whole:
+                self.functions.setdefault(statement.name, []).append(statement)
+            else:
+                self.top.append(statement)
+        self._digests: dict[str, str] = {}
+        self._scans: dict[str, tuple[list[ast.AST], set[tuple[str, tuple[str, ...]]], set[str]]] = {}
+        self.imports: dict[str, dict[str | None, set[_Target]]] = {}
+
+    def nodes(self, name: str) -> list[ast.stmt]:
+        return self.top if name == "" else self.functions[name]
+
+    def scan(self, name: str) -> tuple[list[ast.AST], set[tuple[str, tuple[str, ...]]], set[str]]:
+        if name not in self._scans:
+            self._scans[name] = _scan(self.nodes(name))
+        return self._scans[name]
+
+    def digest(self, name: str) -> str:
+        if name not in self._digests:
+            self._digests[name] = _digest(self.nodes(name))
+        return self._digests[name]
+
+
+@dataclass(frozen=True)
+class Closure:
+    """The library code some entry points (workflow scripts, rule files) can run."""
+
+    entries: tuple[Path, ...]
+    #: (module or entry file name, definition) → digest of its syntax tree; definition "" is the top level.
+    units: Mapping[tuple[str, str], str]
+    #: every file holding reached code, entries included, sorted
+    files: tuple[Path, ...]
+
+    @cached_property
+    def version(self) -> str:
+        """One digest of all reached code: equal exactly when no reached definition changed."""
+        lines = "".join(f"{module}\t{name}\t{digest}\n" for (module, name), digest in sorted(self.units.items()))
+        return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()[:32]
+
+
+class CodeIndex:
+    """Parsed sources of the ``neuroneval`` package under ``root`` (default: the one Python imports), shared by
+    every closure; entry files are parsed on first use too."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        if root is None:
+            import neuroneval
+
+            root = Path(neuroneval.__file__).resolve().parents[1]
+        self.root = Path(root).resolve()
+        self._sources: dict[str, _Source | None] = {}
+        self._entries: dict[Path, _Source] = {}
+        self._paths: dict[str, Path | None] = {}
+        self._edge_cache: dict[tuple[Path, str], frozenset[tuple[_Source, str]]] = {}
+
+    def module_path(self, name: str) -> Path | None:
+        """The file of library module ``name`` (``a.b`` → ``a/b.py`` or ``a/b/__init__.py``), or None."""
+        if name not in self._paths:
+            found = None
+            if name == PACKAGE or name.startswith(PACKAGE + "."):
+                base = self.root.joinpath(*name.split("."))
+                found = next((path for path in (base.with_suffix(_PYTHON_SUFFIX), base / "__init__.py")
+                              if path.is_file()), None)
+            self._paths[name] = found
+        return self._paths[name]
+
+    def module(self, name: str) -> _Source | None:
+        if name not in self._sources:
+            path = self.module_path(name)
+            source = None
+            if path is not None:
+                package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+                source = _Source(name, path, path.read_text(), package=package)
+            self._sources[name] = source
+        return self._sources[name]
+
+    def entry(self, path: Path) -> _Source:
+        path = Path(path).resolve()
+        if path not in self._entries:
+            self._entries[path] = _Source(path.name, path, path.read_text(), package=None,
+                                          whole=path.suffix != _PYTHON_SUFFIX)
+        return self._entries[path]
+
+    def library_modules(self) -> list[str]:
+        """Every module of the package, by dotted name, sorted."""
+        names = []
+        for path in sorted((self.root / PACKAGE).rglob("*" + _PYTHON_SUFFIX)):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(self.root).with_suffix("").parts
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        return names
+
+    def imports(self, source: _Source, name: str) -> dict[str, set[_Target]]:
+        """Name → targets bound by the library imports in piece ``name`` of ``source`` (key None: targets run but
+        not bound under a name used here, e.g. ``import a.b`` binds ``a``, runs ``a.b``)."""
+        if name not in source.imports:
+            bound: dict[Any, set[_Target]] = {}
+            for node in source.scan(name)[0]:
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if self.module_path(alias.name) is None:
+                            continue
+                        bound.setdefault(None, set()).add(_Target(alias.name))
+                        key = alias.asname or alias.name.split(".")[0]
+                        bound.setdefault(key, set()).add(_Target(alias.name if alias.asname else key))
+                elif isinstance(node, ast.ImportFrom):
+                    module = _absolute(source, node.module, node.level)
+                    if module is None or self.module_path(module) is None:
+                        continue
+                    bound.setdefault(None, set()).add(_Target(module))
+                    for alias in node.names:
+                        if alias.name == "*":
+                            bound[None].add(_Target(module, "*"))
+                        elif self.module_path(f"{module}.{alias.name}") is not None:  # a submodule: it runs
+                            bound[None].add(_Target(f"{module}.{alias.name}"))
+                            bound.setdefault(alias.asname or alias.name, set()).add(_Target(f"{module}.{alias.name}"))
+                        else:
+                            bound.setdefault(alias.asname or alias.name, set()).add(_Target(module, alias.name))
+                else:  # importlib.import_module(...) or __import__(...)
+                    argument = node.args[0] if node.args else None
+                    literal = isinstance(argument, ast.Constant) and isinstance(argument.value, str)
+                    bound.setdefault(None, set()).add(_Target(argument.value if literal else _ANYTHING))
+            source.imports[name] = bound
+        return source.imports[name]
+
+    # -- the graph: a node is (source, piece), piece "" being a module's top level ---------------------------------
+    def _module_nodes(self, name: str) -> list[tuple[_Source, str]]:
+        """What importing ``name`` runs: the top level of each package on the way (``a``, ``a.b``, ``a.b.c``)."""
+        if name == _ANYTHING:
+            return [node for module in self.library_modules() for node in self._all_nodes(module)]
+        parts = name.split(".")
+        sources = (self.module(".".join(parts[:depth])) for depth in range(1, len(parts) + 1))
+        return [(source, "") for source in sources if source is not None]
+
+    def _all_nodes(self, name: str) -> list[tuple[_Source, str]]:
+        source = self.module(name)
+        functions = [(source, function) for function in source.functions] if source is not None else []
+        return [*self._module_nodes(name), *functions]
+
+    def _attr_nodes(self, module: str, attr: str, seen: frozenset = frozenset()) -> list[tuple[_Source, str]]:
+        """``module.attr``: a submodule, a plain function, a re-exported name, or anything else (its top level)."""
+        if attr == "*":
+            return self._all_nodes(module)
+        if self.module_path(f"{module}.{attr}") is not None:
+            return self._module_nodes(f"{module}.{attr}")
+        nodes = self._module_nodes(module)
+        source = self.module(module)
+        if source is None or (module, attr) in seen:
+            return nodes
+        if attr in source.functions:
+            nodes.append((source, attr))
+        for target in self.imports(source, "").get(attr, ()):  # re-exported: ``from .engine import score``
+            nodes += self._target_nodes(target, seen | {(module, attr)})
+        return nodes
+
+    def _target_nodes(self, target: _Target, seen: frozenset = frozenset()) -> list[tuple[_Source, str]]:
+        if target.attr is None:
+            return self._module_nodes(target.module)
+        return self._attr_nodes(target.module, target.attr, seen)
+
+    def _edges(self, source: _Source, name: str) -> frozenset[tuple[_Source, str]]:
+        """The pieces that running piece ``name`` of ``source`` can run next (cached)."""
+        key = (source.path, name)
+        if key not in self._edge_cache:
+            edges: list[tuple[_Source, str]] = []
+            if name == "" and source.dynamic:
+                edges += [(source, function) for function in source.functions]
+            bound: dict[Any, set[_Target]] = {}
+            for piece in {"", name}:
+                for bound_name, targets in self.imports(source, piece).items():
+                    bound.setdefault(bound_name, set()).update(targets)
+            for target in bound.get(None, ()):
+                edges += self._target_nodes(target)
+            for head, attrs in source.scan(name)[1]:
+                if head in source.functions:
+                    edges.append((source, head))
+                for target in bound.get(head, ()):
+                    if target.attr is not None:
+                        edges += self._attr_nodes(target.module, target.attr)
+                        continue
+                    module = target.module
+                    edges += self._module_nodes(module)
+                    for attr in attrs:  # a.b.c: follow submodules, stop at the first other attribute
+                        edges += self._attr_nodes(module, attr)
+                        if self.module_path(f"{module}.{attr}") is None:
+                            break
+                        module = f"{module}.{attr}"
+            for head in source.scan(name)[2]:  # getattr(module, computed name): any of its functions
+                for target in bound.get(head, ()):
+                    if target.attr is None:
+                        edges += self._all_nodes(target.module)
+            self._edge_cache[key] = frozenset(edges)
+        return self._edge_cache[key]
+
+    def closure(self, *entries: Path) -> Closure:
+        """What ``entries`` can run. A ``.py`` entry is a script, followed like library code; any other file is a
+        Snakefile or rule file, not Python: only its import statements are read, and everything they name counts
+        as called (all functions of a module it imports whole, ``import a.b as x``)."""
+        todo: list[tuple[_Source, str]] = []
+        for entry in entries:
+            source = self.entry(entry)
+            todo.append((source, ""))
+            if source.path.suffix != _PYTHON_SUFFIX:  # its code is not parsed: what it imports, it may call
+                for bound_name, targets in self.imports(source, "").items():
+                    for target in targets if bound_name is not None else ():
+                        todo += (self._all_nodes(target.module) if target.attr is None
+                                 else self._attr_nodes(target.module, target.attr))
+        reached: set[tuple[_Source, str]] = set()
+        while todo:
+            node = todo.pop()
+            if node not in reached:
+                reached.add(node)
+                todo.extend(self._edges(*node))
+        units = {(source.name, name): source.digest(name) for source, name in reached}
+        files = sorted({source.path for source, _ in reached})
+        return Closure(tuple(Path(entry) for entry in entries), units, tuple(files))
+
+
+def _absolute(source: _Source, module: str | None, level: int) -> str | None:
+    """The absolute name of ``from <level dots><module> import ...`` in ``source``."""
+    if level == 0:
+        return module
+    if source.package is None:
+        return None
+    base = source.package.split(".")
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, module] if module else base)
+
+
+# -- the workflow ------------------------------------------------------------------------------------------------
+def rule_scripts(rule_file: Path) -> list[Path]:
+    """The ``script:`` files of a Snakemake rule file, resolved against its directory, in order."""
+    rule_file = Path(rule_file)
+    return [(rule_file.parent / name).resolve() for name in _SCRIPT.findall(rule_file.read_text())]
+
+
+class ScriptVersions:
+    """``versions("x.py")``: the :attr:`Closure.version` of ``scripts/x.py``, memoized. Rules pass it as
+    ``params: code=...``; :meth:`check` makes sure every rule with a script does."""
+
+    PARAM = "code"
+
+    def __init__(self, scripts: Path, index: CodeIndex | None = None) -> None:
+        self.scripts = Path(scripts)
+        self.index = index or CodeIndex()
+        self._versions: dict[str, str] = {}
+
+    def __call__(self, script: str) -> str:
+        if script not in self._versions:
+            path = self.scripts / script
+            if not path.is_file():
+                raise FileNotFoundError(f"code_version({script!r}): no {path}")
+            self._versions[script] = self.index.closure(path).version
+        return self._versions[script]
+
+    def check(self, rules: Iterable[Any]) -> None:
+        """Fail unless each rule that runs code does so through a ``script:`` and passes
+        ``params: code=code_version("<its script>")`` (``rules``: Snakemake's ``workflow.rules``, or anything with
+        ``name``, ``script``, ``params``, ``shellcmd``, ``run_func_src`` and ``norun``). The profile leaves
+        Snakemake's own ``code`` trigger off (it compares a script's timestamp, not its content), so this param is
+        the only way a change to a rule's code reruns it."""
+        problems = []
+        for rule in rules:
+            script = getattr(rule, "script", None)
+            if not script:
+                if not getattr(rule, "norun", True):
+                    problems.append(f"rule {rule.name}: runs shell/run/notebook/wrapper code, whose changes no rerun "
+                                    f"trigger sees; move it into a script under {self.scripts}")
+                continue
+            script = Path(script).name
+            value = rule.params.get(self.PARAM) if hasattr(rule.params, "get") else None
+            if value != self(script):
+                problems.append(f"rule {rule.name}: add `{self.PARAM}=code_version({script!r}),` to its params")
+        if problems:
+            raise ValueError("rules must pass the version of their code as a param, or changes to it go unnoticed:\n"
+                             + "\n".join(problems))
+
+
+def dvc_code_deps(repo: Path, rule_files: Iterable[str], index: CodeIndex | None = None) -> list[str]:
+    """The code a DVC stage running the rules of ``rule_files`` depends on, repository-relative and sorted:
+    the Snakefile, ``workflow/rules/common.smk``, the rule files, their scripts, and the library code those scripts
+    and the import lines of these Snakefiles can run. A package whose every module is needed is one directory
+    entry (DVC hashes directories whole)."""
+    repo = Path(repo).resolve()
+    index = index or CodeIndex(repo / "src")
+    snakefiles = [repo / "Snakefile", repo / "workflow/rules/common.smk", *(repo / name for name in rule_files)]
+    scripts = [script for rule_file in snakefiles for script in rule_scripts(rule_file)]
+    closure = index.closure(*snakefiles, *scripts)
+    files = {path.resolve().relative_to(repo).as_posix() for path in (*snakefiles, *closure.files)}
+    return _collapse(repo, files)
+
+
+def expand_code_deps(repo: Path, deps: Iterable[str]) -> set[str]:
+    """``deps`` with each directory under ``src/`` replaced by its Python files (what DVC hashes of it)."""
+    repo = Path(repo)
+    files = set()
+    for dep in deps:
+        path = repo / dep
+        if path.is_dir():
+            files.update(child.relative_to(repo).as_posix() for child in path.rglob("*.py")
+                         if "__pycache__" not in child.parts)
+        else:
+            files.add(dep)
+    return files
+
+
+def _collapse(repo: Path, files: set[str]) -> list[str]:
+    """``files`` with every library package all of whose Python files are listed written as its directory."""
+    package_root = repo / "src" / PACKAGE
+    packages = sorted((path.parent for path in package_root.rglob("__init__.py") if path.parent != package_root),
+                      key=lambda path: len(path.parts))
+    kept = set(files)
+    for package in packages:
+        name = package.relative_to(repo).as_posix()
+        inside = expand_code_deps(repo, [name])
+        if inside <= files and not any(name.startswith(dep + "/") for dep in kept):
+            kept = {dep for dep in kept if not dep.startswith(name + "/")} | {name}
+    return sorted(kept)
+
+
+def dvc_stage_code(repo: Path, stages: Mapping[str, Any]) -> dict[str, tuple[list[str], list[str]]]:
+    """Per stage of dvc.yaml's ``stages``: (its code deps as listed, its code deps as they should be). Code deps
+    are those under ``src/``, ``workflow/`` and the Snakefile; a stage's rule files are the ``.smk`` deps it lists."""
+    repo = Path(repo)
+    index = CodeIndex(repo / "src")
+    result = {}
+    for name, stage in stages.items():
+        deps = [dep for dep in stage.get("deps", []) if _is_code(dep)]
+        rule_files = [dep for dep in deps if dep.endswith(".smk") and dep != "workflow/rules/common.smk"]
+        result[name] = (deps, dvc_code_deps(repo, rule_files, index))
+    return result
+
+
+def _is_code(dep: str) -> bool:
+    return dep == "Snakefile" or dep.startswith(("src/", "workflow/"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the code deps each stage of dvc.yaml should have (run from the repository root)."""
+    import argparse
+
+    import yaml
+
+    parser = argparse.ArgumentParser(description="Print the code deps each stage of dvc.yaml should have.")
+    parser.add_argument("dvc_yaml", nargs="?", default="dvc.yaml")
+    arguments = parser.parse_args(argv)
+    path = Path(arguments.dvc_yaml).resolve()
+    stages = yaml.safe_load(path.read_text())["stages"]
+    for name, (_, expected) in dvc_stage_code(path.parent, stages).items():
+        print(f"{name}:")
+        for dep in expected:
+            print(f"  - {dep}")
+
+
+if __name__ == "__main__":
+    main()

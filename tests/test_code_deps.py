@@ -1,0 +1,158 @@
+"""neuroneval.pipeline.code_deps: which library code a script can run, and a version that follows exactly that code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from neuroneval.pipeline.code_deps import CodeIndex, ScriptVersions, dvc_code_deps, snakefile_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LIBRARY = {
+    "neuroneval/__init__.py": '__version__ = "1"\n',
+    "neuroneval/io.py": "def read():\n    return 1\n\n\ndef write():\n    return 2\n",
+    "neuroneval/steps.py": (
+        "from neuroneval import io\n\n\n"
+        "def step_a(job):\n    from neuroneval.alpha import helper\n\n    return helper() + io.read()\n\n\n"
+        "def step_b(job):\n    from neuroneval.beta import other\n\n    return other()\n"),
+    "neuroneval/alpha.py": (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from neuroneval import heavy\n\n"
+        "SCALE = 2\n\n\n"
+        "def helper():\n    \"\"\"Twice the inner value.\"\"\"\n    return SCALE * _inner()\n\n\n"
+        "def _inner():\n    return 1\n\n\n"
+        "def unused():\n    return 0\n"),
+    "neuroneval/beta.py": "def other():\n    return 3\n",
+    "neuroneval/heavy.py": "X = 1\n",
+    "neuroneval/pkg/__init__.py": "from .engine import score\n",
+    "neuroneval/pkg/engine.py": ("def score():\n    return _kernel()\n\n\ndef _kernel():\n    return 4\n\n\n"
+                                 "def spare():\n    return 5\n"),
+    "neuroneval/registry.py": (
+        "def first():\n    return 1\n\n\ndef second():\n    return 2\n\n\n"
+        "def lookup(name):\n    return globals()[name]()\n"),
+}
+SCRIPTS = {
+    "script_a.py": "from neuroneval.steps import step_a\n\nstep_a(None)\n",
+    "script_b.py": "from neuroneval.steps import step_b\n\nstep_b(None)\n",
+    "script_pkg.py": "from neuroneval.pkg import score\n\nscore()\n",
+    "script_chain.py": ("import neuroneval.pkg.engine as engine\nimport neuroneval\n\n"
+                        "engine.score()\nneuroneval.io.read()\n"),
+    "script_registry.py": "from neuroneval.registry import lookup\n\nlookup('first')\n",
+    "script_getattr.py": "import sys\n\nfrom neuroneval import beta\n\ngetattr(beta, sys.argv[1])()\n",
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for name, text in {**{f"src/{key}": value for key, value in LIBRARY.items()},
+                       **{f"scripts/{key}": value for key, value in SCRIPTS.items()}}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def closure(tree: Path, script: str):
+    return CodeIndex(tree / "src").closure(tree / "scripts" / script)
+
+
+def library_files(tree: Path, script: str) -> set[str]:
+    return {path.relative_to(tree / "src").as_posix() for path in closure(tree, script).files
+            if (tree / "src") in path.parents}
+
+
+def version_after(tree: Path, script: str, path: str, old: str, new: str) -> tuple[str, str]:
+    before = closure(tree, script).version
+    file = tree / "src" / path if not path.startswith("scripts/") else tree / path
+    text = file.read_text()
+    assert old in text, old
+    file.write_text(text.replace(old, new))
+    return before, closure(tree, script).version
+
+
+def test_follows_the_functions_a_script_calls_not_whole_modules(tree: Path) -> None:
+    assert library_files(tree, "script_a.py") == {"neuroneval/__init__.py", "neuroneval/steps.py",
+                                                  "neuroneval/io.py", "neuroneval/alpha.py"}
+    # steps.py imports io at its top level, so io's top level runs for step_b too, but not io.read
+    assert library_files(tree, "script_b.py") == {"neuroneval/__init__.py", "neuroneval/steps.py",
+                                                  "neuroneval/io.py", "neuroneval/beta.py"}
+    assert ("neuroneval.io", "read") not in closure(tree, "script_b.py").units
+    units = closure(tree, "script_a.py").units
+    assert ("neuroneval.alpha", "_inner") in units and ("neuroneval.alpha", "unused") not in units
+    assert ("neuroneval.steps", "step_b") not in units and ("neuroneval.io", "write") not in units
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("neuroneval/alpha.py", "return 1", "return 10"),            # a function the script's step calls, indirectly
+    ("neuroneval/alpha.py", "SCALE = 2", "SCALE = 3"),           # top-level code of a module it imports
+    ("neuroneval/io.py", "return 1", "return 11"),               # a function used as module.attribute
+    ("neuroneval/__init__.py", '"1"', '"2"'),                    # a parent package (runs on import)
+    ("neuroneval/steps.py", "return helper() +", "return 2 * helper() +"),  # the step itself
+    ("scripts/script_a.py", "step_a(None)", "step_a(1)"),        # the script
+])
+def test_any_change_to_code_the_script_runs_changes_its_version(tree: Path, path: str, old: str, new: str) -> None:
+    before, after = version_after(tree, "script_a.py", path, old, new)
+    assert before != after
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("neuroneval/alpha.py", "return 0", "return 100"),           # a function nothing calls
+    ("neuroneval/steps.py", "return other()", "return 2 * other()"),  # another step in the same module
+    ("neuroneval/io.py", "return 2", "return 20"),               # another function of a module it uses
+    ("neuroneval/beta.py", "return 3", "return 30"),             # a module only another step imports
+    ("neuroneval/heavy.py", "X = 1", "X = 2"),                   # imported under TYPE_CHECKING only
+    ("neuroneval/alpha.py", '"""Twice the inner value."""', '"""Two times the inner value."""'),  # docstring
+    ("neuroneval/alpha.py", "def _inner():\n    return 1", "def _inner(  ):\n    # one\n    return (1)"),  # format
+])
+def test_changes_to_code_it_cannot_run_keep_its_version(tree: Path, path: str, old: str, new: str) -> None:
+    before, after = version_after(tree, "script_a.py", path, old, new)
+    assert before == after
+
+
+def test_re_exports_attribute_chains_relative_imports_and_dynamic_lookups(tree: Path) -> None:
+    for script in ("script_pkg.py", "script_chain.py"):
+        units = closure(tree, script).units
+        assert {("neuroneval.pkg", ""), ("neuroneval.pkg.engine", "score"),
+                ("neuroneval.pkg.engine", "_kernel")} <= set(units), script
+        assert ("neuroneval.pkg.engine", "spare") not in units
+    assert ("neuroneval.io", "read") in closure(tree, "script_chain.py").units
+    # globals() may look up any function of its module by a computed name, and so may getattr(module, name)
+    assert {("neuroneval.registry", "first"), ("neuroneval.registry", "second")} <= set(
+        closure(tree, "script_registry.py").units)
+    assert ("neuroneval.beta", "other") in closure(tree, "script_getattr.py").units
+
+
+def test_a_rule_file_counts_by_its_import_lines_and_whole_modules_it_imports(tree: Path) -> None:
+    rules = tree / "rules.smk"
+    rules.write_text("from neuroneval.pkg import (\n    score,\n)\nimport neuroneval.alpha as alpha\n\n\n"
+                     "rule x:\n    params:\n        value=alpha.unused(),\n")
+    assert snakefile_imports(rules.read_text()) == "from neuroneval.pkg import (\n    score,\n)\n" \
+                                                   "import neuroneval.alpha as alpha\n"
+    units = CodeIndex(tree / "src").closure(rules).units
+    assert {("neuroneval.pkg.engine", "score"), ("neuroneval.alpha", "unused"), ("neuroneval.alpha", "helper")} \
+        <= set(units)
+
+
+def test_rules_must_pass_their_code_version(tree: Path) -> None:
+    versions = ScriptVersions(tree / "scripts", CodeIndex(tree / "src"))
+    good = SimpleNamespace(name="a", script="../scripts/script_a.py", params={"code": versions("script_a.py")})
+    aggregate = SimpleNamespace(name="all", script=None, norun=True, params={})
+    versions.check([good, aggregate])
+    stale = SimpleNamespace(name="b", script="../scripts/script_b.py", params={"code": versions("script_a.py")})
+    missing = SimpleNamespace(name="c", script="../scripts/script_a.py", params={})
+    shell = SimpleNamespace(name="d", script=None, norun=False, params={})
+    with pytest.raises(ValueError, match="rules must pass") as error:
+        versions.check([good, stale, missing, shell])
+    message = str(error.value)
+    assert "rule b: add `code=code_version('script_b.py'),`" in message
+    assert "rule c: add `code=code_version('script_a.py'),`" in message
+    assert "rule d: runs shell/run" in message
+
+
+def test_the_repository_closures_are_deterministic() -> None:
+    first = dvc_code_deps(ROOT, ["workflow/rules/meta.smk"])
+    again = dvc_code_deps(ROOT, ["workflow/rules/meta.smk"])
+    assert first == again and "workflow/scripts/meta_setting.py" in first and "src/neuroneval/meta" in first
+    script = ROOT / "workflow/scripts/meta_setting.py"
+    assert CodeIndex(ROOT / "src").closure(script).version == CodeIndex(ROOT / "src").closure(script).version
