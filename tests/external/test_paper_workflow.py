@@ -49,9 +49,11 @@ def test_dry_run_resolves_the_paper_dag(paper_tree: tuple[Path, dict], tmp_path:
 
 
 def test_the_embedded_default_plans_no_external_job(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path, yaml.safe_load((ROOT / "params.yaml").read_text()))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    workspace = make_workspace(tmp_path, params)
     result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace)
-    assert "external_" not in result.stdout and job_counts(result.stdout)["meta_setting"] == 10
+    assert "external_" not in result.stdout
+    assert job_counts(result.stdout)["meta_setting"] == len(params["meta"]["settings"])
 
 
 def test_a_missing_checkpoint_stops_snakemake_naming_the_key(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:

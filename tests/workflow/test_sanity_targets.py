@@ -262,8 +262,9 @@ def test_combination_tables(sanity_workspace: Path) -> None:
     e9 = _csv(sanity_workspace, "tableE9")
     assert e9["metric"].tolist() == [*combinations, *sanity["metrics"]]
     for setting in sanity["combinations"]["meta_settings"]:
-        ranks = rankdata(-e9[f"{setting}_auprc"].to_numpy(), method="min")
-        assert e9[f"{setting}_rank"].tolist() == ranks.tolist()
+        # the table ranks the unrounded meta-AUPRC; values equal after the CSV's rounding may rank either way
+        values, ranks = -e9[f"{setting}_auprc"].to_numpy(), e9[f"{setting}_rank"].to_numpy()
+        assert (rankdata(values, method="min") <= ranks).all() and (ranks <= rankdata(values, method="max")).all()
 
 
 def test_ties_table_holds_both_modes_and_their_means(sanity_workspace: Path) -> None:
