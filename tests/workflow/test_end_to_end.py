@@ -35,6 +35,7 @@ def test_ceiling_scores_ideal_units_of_every_setting(built_workspace: Path) -> N
     params = yaml.safe_load((built_workspace / "params.yaml").read_text())
     settings, metrics = params["meta"]["settings"], params["meta"]["metrics"]
     ceiling = pd.read_csv(built_workspace / "results/ceiling.csv")
+    assert (built_workspace / "results/ceiling.png").stat().st_size > 10_000
     assert ceiling.columns[:5].tolist() == ["setting", "metric", "ties", "meta_auprc", "ideal_source"]
     assert ceiling["setting"].tolist() == [s for s in settings for _ in metrics]
     assert ceiling["metric"].tolist() == metrics * len(settings)

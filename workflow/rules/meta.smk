@@ -46,9 +46,11 @@ rule ceiling_setting:
 
 rule ceiling:
     input:
-        expand("results/ceiling/{setting}.csv", setting=META_SETTINGS),
+        settings=expand("results/ceiling/{setting}.csv", setting=META_SETTINGS),
+        meta="results/meta.csv",
     output:
-        "results/ceiling.csv",
+        table="results/ceiling.csv",
+        figure="results/ceiling.png",
     log:
         "logs/ceiling.log",
     conda:

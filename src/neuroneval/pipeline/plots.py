@@ -39,3 +39,42 @@ def plot_table4(table: pd.DataFrame, settings: Sequence[str], path: str | Path) 
     with atomic_path(path) as tmp_path:
         figure.savefig(tmp_path, format="png", dpi=120, metadata={"Software": None})
     plt.close(figure)
+
+
+def plot_ceiling(ceiling: pd.DataFrame, meta: pd.DataFrame, settings: Sequence[str], path: str | Path) -> None:
+    """Per setting: the floor (random scores), the best metric on the model's units (with its bootstrap
+    interval) and the ceiling (the best metric on the world's ideal units), on one meta-AUPRC axis.
+
+    A setting whose ceiling is low cannot rank metrics; one whose model sits at its ceiling and floor alike
+    cannot either. ``ceiling``/``meta`` are ``results/ceiling.csv`` and ``results/meta.csv``.
+    """
+    rows = []
+    for setting in settings:
+        models = meta[meta["setting"] == setting]
+        ideal = ceiling[ceiling["setting"] == setting]
+        best = models.loc[models["test_auprc"].idxmax()]
+        top = ideal.loc[ideal["meta_auprc"].idxmax()]
+        rows.append((setting, float(best["chance_auprc"]), best, top))
+    figure, axes = plt.subplots(figsize=(8.0, 0.42 * len(rows) + 1.8))
+    positions = np.arange(len(rows))[::-1]
+    for y, (_, floor, best, top) in zip(positions, rows, strict=True):
+        axes.plot([floor, top["meta_auprc"]], [y, y], color="0.85", linewidth=6, solid_capstyle="round", zorder=1)
+        axes.scatter(floor, y, marker="|", s=160, color="0.35", zorder=3,
+                     label="floor (random units)" if y == 0 else None)
+        interval = [[best["test_auprc"] - best["ci_low"]], [best["ci_high"] - best["test_auprc"]]]
+        axes.errorbar(best["test_auprc"], y, xerr=interval, fmt="o", color="#0072B2", markersize=6, capsize=3, zorder=4,
+                      label="best metric, model units (95 % CI)" if y == 0 else None)
+        axes.scatter(top["meta_auprc"], y, marker="D", s=40, color="black", zorder=5,
+                     label="ceiling: best metric, ideal units" if y == 0 else None)
+        axes.text(1.02, y, f"{best['metric']} {best['test_auprc']:.2f} / {top['meta_auprc']:.2f}", va="center",
+                  fontsize=7, transform=axes.get_yaxis_transform())
+    axes.axvline(0.9, color="0.6", linestyle=":", linewidth=1)
+    axes.set_yticks(positions, [row[0] for row in rows], fontsize=8)
+    axes.set_xlim(0.0, 1.0)
+    axes.set_xlabel("meta-AUPRC (test units)", fontsize=8)
+    axes.set_title("Can each setting rank metrics? Floor, models and ceiling", fontsize=9)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, fontsize=7, frameon=False)
+    figure.tight_layout()
+    with atomic_path(path) as tmp_path:
+        figure.savefig(tmp_path, format="png", dpi=120, metadata={"Software": None})
+    plt.close(figure)

@@ -196,9 +196,13 @@ def ceiling_setting(job: StepIO) -> None:
 
 
 def ceiling(job: StepIO) -> None:
-    """``results/ceiling.csv``: every setting's ceiling rows, in the order of ``input``."""
-    frame = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
-    io.write_csv(job.output[0], frame)
+    """``results/ceiling.csv`` (every setting's ceiling rows, in the order of ``input.settings``) and
+    ``results/ceiling.png``: floor, best model metric and ceiling per setting, read with ``results/meta.csv``."""
+    from neuroneval.pipeline.plots import plot_ceiling
+
+    frame = pd.concat([pd.read_csv(path) for path in job.input.settings], ignore_index=True)
+    io.write_csv(job.output.table, frame)
+    plot_ceiling(frame, pd.read_csv(job.input.meta), list(dict.fromkeys(frame["setting"])), job.output.figure)
 
 
 def table4(job: StepIO) -> None:
