@@ -36,7 +36,7 @@ EOS_ID = 0
 UNK_ID = 1
 PROGRESS_MIN_DOCUMENTS = 5_000
 CHUNK_DOCUMENTS = 512  # documents sampled per vectorised batch (memory only; the output does not depend on it)
-# Default number of documents per split: train ≈ 515k tokens (one epoch of the tiny LMs in 1–3 CPU minutes), probe
+# Default number of documents per split: train ≈ 515k tokens (an epoch of the tiny LMs in 15–30 CPU seconds), probe
 # ≈ 260k tokens (paper 000 used 204,800), where each of the 500 most common tokens occurs ≥ 40 times.
 DEFAULT_DOCUMENTS = {"train": 4_000, "probe": 2_000}
 _ARRAYS = ("token_ids", "doc_offsets", "topic_of_doc", "topic_mixture", "topic_of_token", "lexicon_ids",
