@@ -82,10 +82,10 @@ def test_a_library_change_reruns_the_rules_that_run_it_and_their_downstream(work
     settings = yaml.safe_load((workspace / "params.yaml").read_text())["meta"]["settings"]
     search = workspace / "src/neuroneval/meta/search.py"
     # split_units is run by meta_setting (and the sanity rules, not in this DAG): those and Table 4 rerun
-    with edited(search, add_to_function("split_units", "assert True")):
+    with edited(search, add_to_function("split_units", "edited = True")):
         assert planned(workspace, ["results/table4.csv"]) == {"meta_setting": len(settings), "table4": 1}
     # build_table4, in a module every meta_setting job imports, is run by the table4 rule only
-    with edited(workspace / "src/neuroneval/meta/table4.py", add_to_function("build_table4", "assert True")):
+    with edited(workspace / "src/neuroneval/meta/table4.py", add_to_function("build_table4", "edited = True")):
         assert planned(workspace, ["results/table4.csv"]) == {"table4": 1}
     # comments, docstrings and formatting are not code
     with edited(search, lambda text: text.replace('"""Seeded split', '"""A seeded split')
@@ -98,7 +98,7 @@ def test_a_library_change_reruns_the_rules_that_run_it_and_their_downstream(work
 
 def test_a_changed_script_reruns_its_rule(workspace: Path) -> None:
     script = workspace / "workflow/scripts/table4.py"
-    with edited(script, lambda text: text + "assert True\n"):
+    with edited(script, lambda text: text + "edited = True\n"):
         assert planned(workspace, ["results/table4.csv"]) == {"table4": 1}
 
 
