@@ -25,7 +25,7 @@ TINY_OVERRIDES = {
                "language": {"lm_small": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}},
                             "lm_large": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}}},
                "contrastive": {"clip": {"config": {"embed_dim": 16,
-                                                   "vision": {"layers": 1, "width": 16, "head_width": 8},
+                                                   "vision": {"layers": [1, 1, 1, 1], "width": 8, "head_width": 16},
                                                    "text": {"context_length": 16, "width": 16, "heads": 2,
                                                             "layers": 1}},
                                         "training": {"epochs": 3, "batch_size": 64}}},

@@ -36,6 +36,10 @@ def test_params_yaml_is_valid() -> None:
         ({"digits": {"probe_fraction": 1.5}}, "1.5"),
         ({"digits": {"hierarchy": {"round": [0, 10]}}}, "10 is greater than the maximum of 9"),
         ({"digits": {"models": {"digits_cnn": {"training": {"epoch": 3}}}}}, "'epoch' was unexpected"),
+        # a ResNet image tower (four stage sizes) takes no patch size; a ViT tower (an integer) needs one
+        ({"models": {"contrastive": {"clip": {"config": {"vision": {"patch_size": 8}}}}}}, "should not be valid"),
+        ({"models": {"contrastive": {"clip": {"config": {"vision": {"layers": 2}}}}}}, "'patch_size' is a required"),
+        ({"models": {"contrastive": {"clip": {"config": {"vision": {"layers": [1, 1]}}}}}}, "[1, 1] is too short"),
     ],
 )
 def test_schema_rejects_bad_values_naming_them(mutation: dict, message: str) -> None:
