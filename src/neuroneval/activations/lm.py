@@ -205,14 +205,22 @@ def next_token_concepts(
     :func:`most_common_tokens`).
     """
     tokens = np.asarray(token_ids, dtype=np.int64)
-    unit_token_ids = most_common_tokens(tokens, n_units, exclude=exclude)
-    positions = select_positions(tokens.size, max_positions, seed=seed)
+    unit_token_ids, positions = units_and_positions(tokens, n_units=n_units, max_positions=max_positions, seed=seed,
+                                                    exclude=exclude)
     one_hot = (tokens[positions + 1][:, None] == unit_token_ids[None, :]).astype(np.float32)
     concept_names = [f"{CONCEPT_PREFIX}{vocabulary[index]}" for index in unit_token_ids.tolist()]
     metadata = {"source": "labels", "dataset": dataset, "concepts": concept_names,
                 "positives": {name: int(count) for name, count in
                               zip(concept_names, one_hot.sum(axis=0).astype(np.int64), strict=True)}}
     return _frame(positions, concept_names, one_hot), metadata, unit_token_ids, positions
+
+
+def units_and_positions(tokens: np.ndarray, *, n_units: int, max_positions: int | None, seed: int,
+                        exclude: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The unit token ids (:func:`most_common_tokens`) and probe positions (:func:`select_positions`) that every
+    next-token table of one text — concepts, each model's units, the world's ideal units — shares."""
+    return most_common_tokens(tokens, n_units, exclude=exclude), select_positions(tokens.size, max_positions,
+                                                                                   seed=seed)
 
 
 def _frame(positions: np.ndarray, names: Sequence[str], values: np.ndarray) -> pd.DataFrame:
@@ -239,8 +247,8 @@ def ideal_next_token_table(world: Any, *, n_units: int = 500, max_positions: int
     from neuroneval.worlds.text import ideal_next_token_probabilities
 
     tokens = np.asarray(world.token_ids, dtype=np.int64)
-    unit_token_ids = most_common_tokens(tokens, n_units, exclude=exclude)
-    positions = select_positions(tokens.size, max_positions, seed=seed)
+    unit_token_ids, positions = units_and_positions(tokens, n_units=n_units, max_positions=max_positions, seed=seed,
+                                                    exclude=exclude)
     probabilities = ideal_next_token_probabilities(world, positions, unit_token_ids)
     words = [world.vocabulary[index] for index in unit_token_ids.tolist()]
     unit_names = [f"{UNIT_PREFIX}{word}" for word in words]

@@ -3,7 +3,7 @@
 from neuroneval.meta.auprc import meta_auprc, truth_mask
 from neuroneval.meta.ceiling import IDEAL_SOURCES, ceiling_frame, ideal_units_from_labels
 from neuroneval.meta.search import MetaResult, evaluate_metric, hyperparameter_grid, scoring_order, split_units
-from neuroneval.meta.setting import MetaOptions, evaluate_setting
+from neuroneval.meta.setting import MetaOptions, evaluate_setting, validation_split
 from neuroneval.meta.table4 import build_table4
 
 __all__ = [
@@ -20,4 +20,5 @@ __all__ = [
     "scoring_order",
     "split_units",
     "truth_mask",
+    "validation_split",
 ]

@@ -44,6 +44,15 @@ class MetaOptions:
                    ci_level=float(meta.get("ci_level", 0.95)))
 
 
+def validation_split(mask: np.ndarray, options: MetaOptions) -> tuple[np.ndarray, np.ndarray]:
+    """(validation, test) unit indices among the units with a known concept (rows of ``mask`` with any True):
+    the one split the meta-evaluation, the ceiling and the sanity tests share (:func:`split_units`)."""
+    known_units = np.flatnonzero(mask.any(axis=1))
+    val_positions, test_positions = split_units(known_units.size, val_fraction=options.val_fraction,
+                                                seed=options.seed, min_val_units=options.min_val_units)
+    return known_units[val_positions], known_units[test_positions]
+
+
 def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOptions, *, setting: str,
                      progress: bool = True, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per metric: chosen α/λ, validation and test meta-AUPRC, unit counts (``results/meta/<setting>.csv``).
@@ -57,16 +66,14 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     """
     names = list(options.metrics if metrics is None else metrics)
     mask = truth_mask(truth, data.unit_names, data.concept_names)
-    known_units = np.flatnonzero(mask.any(axis=1))
-    val_positions, test_positions = split_units(known_units.size, val_fraction=options.val_fraction,
-                                                seed=options.seed, min_val_units=options.min_val_units)
+    val_units, test_units = validation_split(mask, options)
     cache = FeatureCache(max_bytes=int(options.feature_cache_gib * 2**30))  # unit features shared by the metrics
-    chance = float(mask[known_units[test_positions]].mean())  # expected meta-AUPRC of random scores: the floor
+    chance = float(mask[test_units].mean())  # expected meta-AUPRC of random scores: the floor
     rows = {}
     for metric in tqdm(scoring_order(names), desc=f"meta-AUPRC {setting}", unit="metric", disable=not progress):
         result = evaluate_metric(
             metric, data.activations, data.concepts, mask,
-            val_units=known_units[val_positions], test_units=known_units[test_positions],
+            val_units=val_units, test_units=test_units,
             alpha_grid=options.alpha_grid, lam_grid=options.lam_grid,
             fixed_params={"ties": options.ties, "seed": options.seed}, cache=cache,
             n_boot=options.n_boot, ci_level=options.ci_level, boot_seed=options.seed,

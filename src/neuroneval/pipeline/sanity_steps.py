@@ -48,18 +48,15 @@ class _Units:
 def _load_units(job: StepIO) -> _Units:
     """Read the setting's tables and truth; split its known units as meta does (``val_fraction``,
     ``min_val_units``, ``seed``)."""
-    from neuroneval.meta import split_units, truth_mask
+    from neuroneval.meta import MetaOptions, truth_mask, validation_split
     from neuroneval.settings import load_setting
 
     setting, meta = job.params.setting, job.params.meta
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
                         concept_prefixes=setting["concepts"].get("prefixes", []))
     truth = truth_mask(pd.read_csv(job.input.truth, dtype=str), data.unit_names, data.concept_names)
-    known = np.flatnonzero(truth.any(axis=1))
-    val_positions, test_positions = split_units(known.size, val_fraction=meta["val_fraction"], seed=meta["seed"],
-                                                min_val_units=meta["min_val_units"])
-    return _Units(data.activations, data.concepts, data.concept_names, truth, known[val_positions],
-                  known[test_positions])
+    val_units, test_units = validation_split(truth, MetaOptions.from_params(meta))
+    return _Units(data.activations, data.concepts, data.concept_names, truth, val_units, test_units)
 
 
 def alpha_grid(setting: Mapping[str, Any], meta: Mapping[str, Any]) -> list[float]:
