@@ -19,6 +19,7 @@ include: "workflow/rules/crowd.smk"
 include: "workflow/rules/sanity.smk"
 include: "workflow/rules/cosy.smk"
 include: "workflow/rules/external.smk"
+include: "workflow/rules/fidelity.smk"
 
 
 rule all:

@@ -271,3 +271,11 @@ def write_json(path: str | os.PathLike, payload: Any) -> Path:
     with atomic_path(target) as tmp_path:
         tmp_path.write_text(json.dumps(payload, indent=2, sort_keys=True, default=_json_default) + "\n")
     return target
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Atomically write a UTF-8 text file (a rendered report)."""
+    target = Path(path)
+    with atomic_path(target) as tmp_path:
+        tmp_path.write_text(text, encoding="utf-8")
+    return target

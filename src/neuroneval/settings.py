@@ -25,8 +25,9 @@ import pandas as pd
 from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table, value_matrix
 
 DATA = Path("data")
-#: Setting fields that only label it for readers (the worlds report shows them); no computation reads them.
-DISPLAY_FIELDS = ("description",)
+#: Setting fields that only label it for readers (the worlds and fidelity reports show them); no computation
+#: reads them. ``paper_setting`` is the number of the paper 000 Table 4 setting (App. F.2) it stands in for.
+DISPLAY_FIELDS = ("description", "paper_setting")
 
 
 def activation_path(dataset: str, model: str, layer: str, *, root: Path = DATA) -> Path:

@@ -201,3 +201,24 @@ def test_evaluate_setting_reports_the_interval_and_the_ceiling_of_label_units() 
     by_metric = ceiling.set_index("metric")["meta_auprc"]
     assert by_metric["correlation"] == pytest.approx(1.0)
     assert by_metric.max() >= rows["test_auprc"].max()
+
+
+def test_own_concept_first_against_a_per_unit_loop() -> None:
+    """Share of units whose best concept is theirs, against an explicit loop (ties at the top count as wrong)."""
+    from neuroneval.meta import own_concept_first
+
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 4, size=(40, 7)).astype(float)  # many ties
+    truth = np.zeros((40, 7), dtype=bool)
+    truth[np.arange(40), rng.integers(0, 7, size=40)] = True
+    truth[:3] = False  # units without a known concept are skipped
+    truth[5, [1, 2]] = True  # two correct concepts
+    for higher in (True, False):
+        signed = scores if higher else -scores
+        expected = []
+        for k in range(3, 40):
+            best = np.flatnonzero(signed[k] == signed[k].max())
+            expected.append(all(truth[k, best]))
+        assert own_concept_first(scores, truth, higher_is_better=higher) == pytest.approx(np.mean(expected))
+    with pytest.raises(ValueError, match="shape"):
+        own_concept_first(scores, truth[:, :3])

@@ -33,10 +33,14 @@ TINY_OVERRIDES = {
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
     "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
     # digits (sklearn's 1,797 bundled images) run at full size: ~1 s of training, the two settings in Table 4
-    "sanity": {"theoretical": {"n": 50000, "draws": 10}},
+    "sanity": {"theoretical": {"n": 50000, "draws": 10},
+               "reference_check": {"n": 20000, "draws": 4, "seeds": [0, 1]}},
     # small grids so that the three crowd rules add seconds, not minutes, to the tiny run
     "crowd": {"simulation": {"n_trials": 3}, "sampling": {"sample_sizes": [10, 30, 100, 300]},
-              "aggregation": {"costs": [20, 60, 200, 600], "rater_counts": [1, 3]}, "summary": {"n_boot": 50}},
+              "aggregation": {"costs": [20, 60, 200, 600], "rater_counts": [1, 3]}, "summary": {"n_boot": 50},
+              "rarity": {"rarities": [0.1, 0.001], "n_inputs": 4000, "n_units": 6, "n_trials": 3, "n_boot": 50,
+                         "sample_sizes": [10, 30, 100, 300, 1000, 3000], "costs": [20, 60, 200, 600],
+                         "rater_counts": [1, 3]}},
     # CoSy: few units and images, an embedded diffusion model trained for one epoch (~40 s) and sampled in 8 steps
     "cosy": {"max_units": 8, "n_images": 6, "templates": {"n_concepts": 3, "n_natural": 10},
              "seeds": {"generation_seeds": [0, 1, 2], "n_units": 2}, "distributions": {"n_units": 2, "n_control": 200},
@@ -44,9 +48,10 @@ TINY_OVERRIDES = {
                                        "attention_head_dim": 4, "epochs": 1},
                           "sampling": {"steps": 8}}},
 }
-#: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table.
+#: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table, and the
+#: fidelity report that reads them all.
 TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/ceiling.csv",
-                "results/crowd_summary.csv", "sanity_results", "cosy_results"]
+                "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity"]
 
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

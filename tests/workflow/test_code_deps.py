@@ -114,17 +114,20 @@ def test_touching_code_or_data_without_changing_it_reruns_nothing(workspace: Pat
 
 
 def test_a_setting_description_reruns_only_the_report_that_shows_it(workspace: Path) -> None:
-    """``description`` is display-only: rules take settings without it, and only the worlds report, which has a
-    description column, reads it."""
+    """``description`` and ``paper_setting`` are display-only: rules take settings without them; only the worlds
+    report (a description column) and the fidelity report (which reads the worlds report and the paper numbers)
+    rerun."""
     params = yaml.safe_load((workspace / "params.yaml").read_text())
 
     def relabel(text: str) -> str:
         changed = yaml.safe_load(text)
         for name, setting in changed["settings"].items():
             setting["description"] = f"relabelled {name}"
+            if "paper_setting" in setting:
+                setting["paper_setting"] = 11 - setting["paper_setting"]
         return yaml.safe_dump(changed, sort_keys=False)
 
     assert all("description" in setting for setting in params["settings"].values())
     with edited(workspace / "params.yaml", relabel):
         assert planned(workspace, ["results/table4.csv"]) == {}
-        assert planned(workspace) == {"worlds_report": 1}
+        assert planned(workspace) == {"worlds_report": 1, "fidelity": 1}

@@ -65,6 +65,12 @@ SETTING_KNOBS = {
 SETTING_DESCRIPTIONS = {
     name: setting.get("description", "") for name, setting in config["settings"].items()
 }
+# The paper 000 setting each one stands in for (display-only; read by the fidelity report).
+PAPER_SETTINGS = {
+    name: setting["paper_setting"]
+    for name, setting in config["settings"].items()
+    if "paper_setting" in setting
+}
 # meta without `settings` (Table 4's columns, a param of table4 itself), so adding a column reruns no setting.
 META_KNOBS = {key: value for key, value in config["meta"].items() if key != "settings"}
 

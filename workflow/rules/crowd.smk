@@ -68,3 +68,21 @@ rule crowd_summary:
         summary=config["crowd"]["summary"],
     script:
         "../scripts/crowd_summary.py"
+
+
+rule crowd_rarity:
+    output:
+        table="results/crowd_rarity.csv",
+        figure="results/crowd_rarity.png",
+    log:
+        "logs/crowd/rarity.log",
+    benchmark:
+        "logs/benchmarks/crowd_rarity.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("crowd_rarity.py"),
+        rarity=config["crowd"]["rarity"],
+    script:
+        "../scripts/crowd_rarity.py"

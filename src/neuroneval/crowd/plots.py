@@ -76,3 +76,32 @@ def plot_aggregation_curves(aggregation_df: pd.DataFrame, path: str | Path) -> P
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=8)
     return _save(figure, path)
+
+
+#: Paper 001's headline factors (abstract, Sec. 4.1 and 4.2), drawn as reference lines.
+_PAPER_FACTORS = {("sampling", "uniform", "pseudo"): 30.0, ("aggregation", "majority", "bayes_pseudo"): 5.0}
+
+
+def plot_rarity_factors(factors_df: pd.DataFrame, path: str | Path, *, paper_rarity: float = 0.001) -> Path:
+    """Cost-reduction factor against concept rarity, one line per comparison, with bootstrap intervals.
+
+    ``factors_df`` is :func:`neuroneval.crowd.rarity.rarity_factors`. Dotted lines: the paper's ≈ 30× (IS)
+    and ≈ 5× (Bayes with pseudo-label prior); the grey vertical line: the rarity of one ImageNet class.
+    Log–log axes. Returns the written path.
+    """
+    figure, axes = plt.subplots(figsize=(5.5, 4))
+    for (experiment, baseline, method), rows in factors_df.groupby(["experiment", "baseline", "method"], sort=False):
+        rows = rows.sort_values("rarity")
+        label = f"{_LABELS.get(method, method)} over {_LABELS.get(baseline, baseline)}"
+        line = axes.plot(rows["rarity"], rows["factor"], marker="o", label=label)[0]
+        axes.fill_between(rows["rarity"], rows["ci_low"], rows["ci_high"], alpha=0.15, color=line.get_color())
+        paper = _PAPER_FACTORS.get((experiment, baseline, method))
+        if paper is not None:
+            axes.axhline(paper, linestyle=":", color=line.get_color(), linewidth=1)
+    axes.axvline(paper_rarity, color="grey", linewidth=1, alpha=0.6)
+    axes.set(xscale="log", yscale="log", xlabel="concept rarity γ (fraction of inputs)", ylabel="cost-reduction factor")
+    axes.invert_xaxis()
+    axes.set_title("Crowd study gains vs rarity (dotted: paper 001; grey: one ImageNet class)", fontsize=9)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=6)
+    return _save(figure, path)

@@ -47,6 +47,26 @@ def meta_auprc(scores: np.ndarray, truth: np.ndarray, *, higher_is_better: bool 
     return average_precision(truth.ravel(), flat_scores)
 
 
+def own_concept_first(scores: np.ndarray, truth: np.ndarray, *, higher_is_better: bool = True) -> float:
+    r"""Share of units (rows) whose best-scoring concept is one of their own: :math:`\frac1K\sum_k
+    \mathbb{1}[\arg\max_t s_M(a_k, c_t) \in T_k]`.
+
+    Meta-AUPRC pools all (unit, concept) pairs, so it also asks that one unit's correct score beat *other* units'
+    wrong ones; this per-unit rate asks only that each unit picks its own concept, and tells the two failures
+    apart (a high rate with a low meta-AUPRC: scores not comparable across units). A tie at the top counts as
+    correct only when every tied concept is correct. Rows without a correct concept are skipped.
+    """
+    if scores.shape != truth.shape:
+        raise ValueError(f"scores shape {scores.shape} differs from truth shape {truth.shape}")
+    values = np.asarray(scores, dtype=np.float64) * (1.0 if higher_is_better else -1.0)
+    rows = truth.any(axis=1)
+    if not rows.any():
+        raise ValueError("own_concept_first needs at least one unit with a correct concept")
+    values, known = values[rows], truth[rows].astype(bool)
+    top = values == values.max(axis=1, keepdims=True)
+    return float(np.mean(~(top & ~known).any(axis=1)))
+
+
 def average_precision(labels: np.ndarray, scores: np.ndarray) -> float:
     r"""Step-wise average precision :math:`\sum_i (R_i - R_{i-1}) P_i` over the distinct score thresholds.
 

@@ -48,11 +48,11 @@ def ideal_units_from_labels(data: SettingData, truth: pd.DataFrame, labels: np.n
 
 def ceiling_frame(meta_rows: pd.DataFrame, *, ideal_source: str) -> pd.DataFrame:
     """``results/ceiling/<setting>.csv`` rows from :func:`~neuroneval.meta.evaluate_setting` on ideal units:
-    ``setting, metric, ties, meta_auprc, ideal_source`` (the contract) then ``ci_low, ci_high, chance_auprc
-    (the floor), alpha, lam, test_units``."""
+    ``setting, metric, ties, meta_auprc, ideal_source`` (the contract) then ``ci_low, ci_high, test_top1`` (share
+    of ideal units whose own concept scores highest), ``chance_auprc`` (the floor), ``alpha, lam, test_units``."""
     if ideal_source not in IDEAL_SOURCES:
         raise ValueError(f"ideal_source must be one of {IDEAL_SOURCES}, got {ideal_source!r}")
     frame = meta_rows.rename(columns={"test_auprc": "meta_auprc"})
     frame["ideal_source"] = ideal_source
-    return frame[["setting", "metric", "ties", "meta_auprc", "ideal_source", "ci_low", "ci_high", "chance_auprc",
-                  "alpha", "lam", "test_units"]]
+    return frame[["setting", "metric", "ties", "meta_auprc", "ideal_source", "ci_low", "ci_high", "test_top1",
+                  "chance_auprc", "alpha", "lam", "test_units"]]

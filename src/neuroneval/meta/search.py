@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neuroneval.meta.auprc import bootstrap_meta_auprc, meta_auprc
+from neuroneval.meta.auprc import bootstrap_meta_auprc, meta_auprc, own_concept_first
 from neuroneval.metrics import FeatureCache, get_spec, score_grid, score_units
 
 
@@ -74,6 +74,7 @@ class MetaResult:
     n_test_units: int
     ci_low: float = float("nan")
     ci_high: float = float("nan")
+    test_top1: float = float("nan")
 
 
 def evaluate_metric(
@@ -126,7 +127,9 @@ def evaluate_metric(
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     low, high = (bootstrap_meta_auprc(test_scores, truth[test_units], n_boot=n_boot, seed=boot_seed, level=ci_level,
                                       higher_is_better=higher) if n_boot > 0 else (float("nan"), float("nan")))
-    return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size), low, high)
+    top1 = own_concept_first(test_scores, truth[test_units], higher_is_better=higher)
+    return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size), low, high,
+                      top1)
 
 
 def _scores_on_grid(

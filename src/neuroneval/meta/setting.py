@@ -61,8 +61,10 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     (``val_fraction``, at least ``min_val_units``) and a test part; each metric's α (and WPMI's λ) maximise
     validation meta-AUPRC and the test units report it (000 Eq. 13), with a bootstrap interval over test units
     (``ci_low``, ``ci_high``; ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told
-    from noise, and the floor ``chance_auprc`` (the share of correct pairs among the test pairs: the expected
-    meta-AUPRC of random scores). Rows follow ``options.metrics`` (or ``metrics``) whatever the scoring order.
+    from noise, ``test_top1`` (share of test units whose best-scoring concept is their own,
+    :func:`~neuroneval.meta.auprc.own_concept_first`), and the floor ``chance_auprc`` (the share of correct
+    pairs among the test pairs: the expected meta-AUPRC of random scores). Rows follow ``options.metrics`` (or
+    ``metrics``) whatever the scoring order.
     """
     names = list(options.metrics if metrics is None else metrics)
     mask = truth_mask(truth, data.unit_names, data.concept_names)
@@ -88,6 +90,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
             "test_auprc": result.test_auprc,
             "ci_low": result.ci_low,
             "ci_high": result.ci_high,
+            "test_top1": result.test_top1,
             "n_boot": options.n_boot,
             "chance_auprc": chance,
             "val_units": result.n_val_units,

@@ -262,3 +262,17 @@ def worlds_report(job: StepIO) -> None:
         rows.append({**described, "model_quality_measure": measure, "model_quality": quality,
                      "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc})
     io.write_csv(job.output[0], pd.DataFrame(rows))
+
+
+def fidelity(job: StepIO) -> None:
+    """The fidelity report: every testable claim of papers 000–002 beside our value (``neuroneval.fidelity``)."""
+    from neuroneval.crowd.rarity import PAPER_RARITY
+    from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
+
+    paths = {name: Path(job.input[name]) for name in FidelityInputs.__dataclass_fields__
+             if name not in ("paper_settings", "paper_rarity")}
+    table = fidelity_table(FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings),
+                                          paper_rarity=PAPER_RARITY))
+    print(table["verdict"].value_counts().to_string())
+    io.write_csv(job.output.table, table)
+    io.write_text(job.output.markdown, render_markdown(table))

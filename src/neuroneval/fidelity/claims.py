@@ -1,0 +1,766 @@
+"""Claims of the papers, each set beside the number our build measured, with a verdict and its measured reason.
+
+Every builder takes result tables (as the workflow writes them) and returns :class:`Claim` rows. A verdict is
+``holds`` when the rule stated in the claim's text is met, ``differs`` otherwise, and ``not_testable`` where
+the build has no number for it. The reason of a ``differs`` row is computed from the results (which settings,
+tests or cells differ and by how much), never typed in.
+
+The verdict rules are :data:`VERDICT_RULES` (printed at the top of ``results/fidelity.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from neuroneval.fidelity import paper
+
+VERDICTS = ("holds", "differs", "not_testable")
+#: How each kind of claim is judged (rendered at the top of the report).
+VERDICT_RULES = (
+    "a setting's best meta-AUPRC holds within ±0.10 of the paper's best for the setting it stands in for; a "
+    "setting without a paper counterpart holds when its ceiling is ≥ 0.9 and its trained model ≥ 0.8",
+    "a ranking claim holds when the metric sits where the paper puts it (top 3; Spearman in the bottom 2)",
+    "a Table 3 row holds when our pass/fail verdict (Decrease Acc > 90 % in all four columns) equals the paper's",
+    "a reference-mode table holds when every deterministic cell is within the tolerance of "
+    "`compare_with_reference` (Δs 0.005, Decrease Acc 2 points) and every stochastic cell within 4 standard errors",
+    "Table D.2 holds when every closed form is within 4 standard errors of the simulated mean Δs",
+    "a cost factor '≈ F×' holds when its bootstrap interval meets [F/2, 2F]",
+    "a CoSy row holds when true explanations reach AUC ≥ 0.90 and random ones stay within 0.10 of 0.5",
+)
+COLUMNS = ("paper", "table", "claim", "paper_value", "our_value", "verdict", "reason", "source")
+#: A setting's best meta-AUPRC "matches" the paper's within this absolute difference.
+SETTING_TOLERANCE = 0.10
+#: Targets of an informative setting (issue 14): the ideal units' best metric and the trained models'.
+CEILING_TARGET, MODEL_TARGET = 0.9, 0.8
+#: A stochastic reference-mode cell agrees when its difference is within this many standard errors.
+STOCHASTIC_Z = 4.0
+#: Table 3 verdicts read the Decrease Acc against this pass mark (000 Sec. 4.4).
+PASS_MARK = 0.9
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of ``results/fidelity.csv`` (columns :data:`COLUMNS`)."""
+
+    paper: str
+    table: str
+    claim: str
+    paper_value: str
+    our_value: str
+    verdict: str
+    reason: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+def claims_frame(claims: Sequence[Claim]) -> pd.DataFrame:
+    """The claims as a frame with exactly :data:`COLUMNS`."""
+    return pd.DataFrame([asdict(claim) for claim in claims], columns=list(COLUMNS))
+
+
+def _verdict(holds: bool) -> str:
+    return "holds" if holds else "differs"
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    if np.isfinite(low) and np.isfinite(high):
+        return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{value:.3f}"
+
+
+# --- paper 000: settings (Tables F.5-F.7) -------------------------------------------------------------------
+
+
+def setting_claims(
+    meta: pd.DataFrame,
+    ceiling: pd.DataFrame,
+    worlds: pd.DataFrame,
+    paper_settings: Mapping[str, int],
+    *,
+    source: str = "results/meta.csv, results/ceiling.csv, results/worlds_report.csv",
+) -> list[Claim]:
+    """Per Table 4 setting: our best metric (with its bootstrap interval), the ceiling, and the paper's best.
+
+    ``paper_settings`` maps our setting to the paper's App. F.2 number (params ``settings.<name>.paper_setting``);
+    settings without one are judged against the informativeness targets only (ceiling ≥ 0.9, model ≥ 0.8).
+    """
+    claims = []
+    world = worlds.set_index("setting") if "setting" in worlds.columns else pd.DataFrame()
+    for setting, rows in meta.groupby("setting", sort=False):
+        best = rows.loc[rows["test_auprc"].idxmax()]
+        tied = rows.loc[rows["test_auprc"] >= best["test_auprc"] - 1e-9, "metric"].tolist()
+        ideal = ceiling[ceiling["setting"] == setting]
+        top_ceiling = float(ideal["meta_auprc"].max()) if len(ideal) else np.nan
+        ours = (
+            f"{_interval(best['test_auprc'], best.get('ci_low', np.nan), best.get('ci_high', np.nan))} "
+            f"({', '.join(tied[:3])}{'…' if len(tied) > 3 else ''}); ceiling {top_ceiling:.3f}; "
+            f"chance {float(best.get('chance_auprc', np.nan)):.3f}"
+        )
+        reasons = _setting_reasons(
+            setting,
+            float(best["test_auprc"]),
+            top_ceiling,
+            world,
+            model_top1=_top1(rows, "test_auprc"),
+            ideal_top1=_top1(ideal, "meta_auprc"),
+        )
+        number = paper_settings.get(setting)
+        if number is None:
+            informative = top_ceiling >= CEILING_TARGET and best["test_auprc"] >= MODEL_TARGET
+            claims.append(
+                Claim(
+                    "000",
+                    "Table 4 (setup)",
+                    f"{setting}: the setting can rank metrics (ceiling ≥ {CEILING_TARGET}, "
+                    f"trained model ≥ {MODEL_TARGET}; no paper counterpart)",
+                    "—",
+                    ours,
+                    _verdict(informative),
+                    "" if informative else "; ".join(reasons),
+                    source,
+                )
+            )
+            continue
+        value, metrics, table = paper.BEST_PER_SETTING[number]
+        holds = abs(float(best["test_auprc"]) - value) <= SETTING_TOLERANCE
+        claims.append(
+            Claim(
+                "000",
+                f"Table {table}, setting {number}",
+                f"{setting} (stands in for setting {number}): best metric's meta-AUPRC matches the paper's within "
+                f"±{SETTING_TOLERANCE:.2f}",
+                f"{value:.4f} ({', '.join(metrics)})",
+                ours,
+                _verdict(holds),
+                "" if holds else "; ".join(reasons),
+                source,
+            )
+        )
+    return claims
+
+
+def _top1(rows: pd.DataFrame, value_column: str) -> float:
+    """``test_top1`` of the row with the highest ``value_column`` (NaN where the column is absent)."""
+    if rows.empty or "test_top1" not in rows.columns:
+        return float("nan")
+    return float(rows.loc[rows[value_column].idxmax(), "test_top1"])
+
+
+def _setting_reasons(
+    setting: str,
+    best: float,
+    top_ceiling: float,
+    world: pd.DataFrame,
+    model_top1: float = float("nan"),
+    ideal_top1: float = float("nan"),
+) -> list[str]:
+    reasons = []
+    if np.isfinite(top_ceiling) and top_ceiling < CEILING_TARGET:
+        reasons.append(f"the world's ideal units reach only {top_ceiling:.3f}, so no model can do better")
+        if np.isfinite(ideal_top1):
+            reasons.append(
+                f"{ideal_top1:.0%} of the ideal units still score their own concept highest: the "
+                "concepts' scores are not comparable across units, which meta-AUPRC pools"
+            )
+    elif np.isfinite(top_ceiling) and best < top_ceiling - SETTING_TOLERANCE:
+        reasons.append(f"the trained units fall {top_ceiling - best:.3f} short of the ideal units' {top_ceiling:.3f}")
+    elif np.isfinite(top_ceiling):
+        reasons.append(
+            f"the ideal units reach {top_ceiling:.3f}: the embedded world is "
+            f"{'easier' if best > 0.5 else 'harder'} than the paper's data"
+        )
+    if np.isfinite(model_top1):
+        reasons.append(f"{model_top1:.0%} of the trained units score their own concept highest")
+    if setting in world.index:
+        card = world.loc[setting]
+        if pd.notna(card.get("pseudo_label_median_auc", np.nan)):
+            reasons.append(f"pseudo-labels' median per-concept AUC {float(card['pseudo_label_median_auc']):.3f}")
+        if pd.notna(card.get("model_quality", np.nan)) and str(card.get("model_quality_measure", "")):
+            reasons.append(
+                f"model {card['model_quality_measure']} {float(card['model_quality']):.3f} "
+                f"(baseline {float(card['model_baseline']):.3f})"
+            )
+    return reasons
+
+
+# --- paper 000: Table 4 ranking -------------------------------------------------------------------------------
+
+
+def table4_claims(
+    table4: pd.DataFrame,
+    meta: pd.DataFrame,
+    table3: pd.DataFrame,
+    *,
+    source: str = "results/table4.csv, results/meta.csv",
+) -> list[Claim]:
+    """Ranking claims of Table 4: correlation, cosine and AUPRC on top; Spearman last; passing metrics ahead."""
+    ranks = table4.set_index("metric")["mean_rank"].astype(float)
+    position = ranks.rank(method="min").astype(int)
+    order = ranks.sort_values(kind="stable").index.tolist()
+    n_metrics = len(ranks)
+    claims = []
+    paper_order = sorted(paper.TABLE4, key=lambda name: paper.TABLE4[name][1])
+    for metric in ("correlation", "cosine", "auprc"):
+        if metric not in ranks.index:
+            continue
+        paper_rank = paper.TABLE4[metric][1]
+        paper_place = paper_order.index(metric) + 1
+        holds = position[metric] <= 3
+        reason = "" if holds else _losing_settings(meta, metric)
+        claims.append(
+            Claim(
+                "000",
+                "Table 4",
+                f"{metric} is among the 3 best metrics by average rank",
+                f"#{paper_place} (avg rank {paper_rank:.2f})",
+                f"#{position[metric]} of {n_metrics} (avg rank {ranks[metric]:.2f}; top 3: {', '.join(order[:3])})",
+                _verdict(holds),
+                reason,
+                source,
+            )
+        )
+    if "spearman" in ranks.index:
+        spearman_auprc = float(table4.set_index("metric").loc["spearman", "mean_auprc"])
+        holds = position["spearman"] >= n_metrics - 1
+        per_setting = meta[meta["metric"] == "spearman"].set_index("setting")["test_auprc"]
+        claims.append(
+            Claim(
+                "000",
+                "Table 4",
+                "Spearman correlation fails: among the 2 worst metrics by average rank",
+                f"last (avg AUPRC {paper.TABLE4['spearman'][0]:.4f}, avg rank {paper.TABLE4['spearman'][1]:.2f})",
+                f"#{position['spearman']} of {n_metrics} (avg AUPRC {spearman_auprc:.3f})",
+                _verdict(holds),
+                ""
+                if holds
+                else "Spearman meta-AUPRC per setting: "
+                + ", ".join(f"{name} {value:.3f}" for name, value in per_setting.sort_values(ascending=False).items()),
+                source,
+            )
+        )
+    if "pass" in table3.columns:
+        passing = [m for m in table3.loc[table3["pass"].astype(bool), "metric"] if m in ranks.index]
+        failing = [m for m in ranks.index if m not in passing]
+        paper_pass = [m for m, row in paper.TABLE3.items() if row[4]]
+        paper_gap = np.mean([paper.TABLE4[m][1] for m in paper.TABLE3 if not paper.TABLE3[m][4]]) - np.mean(
+            [paper.TABLE4[m][1] for m in paper_pass]
+        )
+        if passing and failing:
+            gap = float(ranks[failing].mean() - ranks[passing].mean())
+            paper_set = [m for m in paper_pass if m in ranks.index]
+            paper_set_gap = float(ranks.drop(index=paper_set).mean() - ranks[paper_set].mean())
+            reason = ""
+            if gap <= 0:
+                worst = ranks[passing].sort_values(ascending=False)
+                reason = (
+                    f"passing metrics' mean rank {ranks[passing].mean():.2f} vs failing {ranks[failing].mean():.2f}; "
+                    f"worst passing: {worst.index[0]} (rank {worst.iloc[0]:.2f}); with the paper's pass set "
+                    f"({', '.join(paper_set)}) the gap on our ranks is {paper_set_gap:.2f}"
+                )
+            claims.append(
+                Claim(
+                    "000",
+                    "Table 4 / Sec. 5",
+                    "metrics that pass both sanity tests rank better on average than those that "
+                    "fail (mean rank of failing minus passing > 0)",
+                    f"{paper_gap:.2f} ranks",
+                    f"{gap:.2f} ranks (passing here: {', '.join(passing)}); {paper_set_gap:.2f} with the paper's "
+                    "pass set",
+                    _verdict(gap > 0),
+                    reason,
+                    source + ", results/table3.csv",
+                )
+            )
+    return claims
+
+
+def _losing_settings(meta: pd.DataFrame, metric: str) -> str:
+    """Settings where ``metric`` is not best, with its gap to the best and whether the intervals overlap."""
+    parts, separated = [], 0
+    for setting, rows in meta.groupby("setting", sort=False):
+        rows = rows.set_index("metric")
+        if metric not in rows.index:
+            continue
+        winner = rows["test_auprc"].idxmax()
+        gap = float(rows.loc[winner, "test_auprc"] - rows.loc[metric, "test_auprc"])
+        if gap <= 1e-9:
+            continue
+        overlap = True
+        if {"ci_low", "ci_high"} <= set(rows.columns):
+            overlap = bool(rows.loc[metric, "ci_high"] >= rows.loc[winner, "ci_low"])
+        separated += not overlap
+        parts.append(f"{setting} −{gap:.3f} vs {winner}{'' if overlap else ' (intervals apart)'}")
+    return (
+        f"behind the best metric in {len(parts)} settings, {separated} of them beyond the bootstrap noise: "
+        + "; ".join(parts)
+    )
+
+
+# --- paper 000: Table 3 -----------------------------------------------------------------------------------------
+
+
+def table3_claims(
+    table3: pd.DataFrame,
+    experimental: pd.DataFrame,
+    ties: pd.DataFrame | None = None,
+    *,
+    source: str = "results/table3.csv, results/sanity_experimental.csv, results/ties.csv",
+) -> list[Claim]:
+    """One claim per metric (its pass/fail verdict) and one for the pass set as a whole.
+
+    ``ties`` (``results/ties.csv``: ``source, case, metric, test, ties, decrease_acc``) adds, for a rank metric
+    whose verdict differs, its Decrease Acc in the other tie mode (the authors' noise tie-breaking).
+    """
+    claims = []
+    rows = table3.set_index("metric")
+    for metric, (exp_missing, theo_missing, exp_extra, theo_extra, passes) in paper.TABLE3.items():
+        paper_value = (
+            f"{'pass' if passes else 'fail'}: missing {exp_missing:.1%}/{theo_missing:.1%}, "
+            f"extra {exp_extra:.1%}/{theo_extra:.1%} (experimental/theoretical)"
+        )
+        if metric not in rows.index:
+            claims.append(
+                Claim(
+                    "000",
+                    "Table 3",
+                    f"{metric} {'passes' if passes else 'fails'} the sanity tests",
+                    paper_value,
+                    "not built",
+                    "not_testable",
+                    "metric not in sanity.metrics",
+                    source,
+                )
+            )
+            continue
+        row = rows.loc[metric]
+        ours_pass = bool(row["pass"])
+        ours = (
+            f"{'pass' if ours_pass else 'fail'}: missing {row['experimental_missing']:.1%}/"
+            f"{row['theoretical_missing']:.1%}, extra {row['experimental_extra']:.1%}/"
+            f"{row['theoretical_extra']:.1%}"
+        )
+        holds = ours_pass == passes
+        reason = "" if holds else _table3_reason(metric, row, experimental, passes)
+        if not holds and ties is not None:
+            reason = "; ".join(
+                part for part in (reason, _other_tie_mode(metric, str(row.get("ties", "")), ties)) if part
+            )
+        claims.append(
+            Claim(
+                "000",
+                "Table 3",
+                f"{metric} {'passes' if passes else 'fails'} both sanity tests "
+                f"(Decrease Acc > {PASS_MARK:.0%} in every column)",
+                paper_value,
+                ours,
+                _verdict(holds),
+                reason,
+                source,
+            )
+        )
+    paper_set = sorted(m for m, row in paper.TABLE3.items() if row[4])
+    ours_set = sorted(rows.index[rows["pass"].astype(bool)])
+    reason = ""
+    if paper_set != ours_set:
+        extra = sorted(set(ours_set) - set(paper_set))
+        missing = sorted(set(paper_set) - set(ours_set))
+        reason = (
+            f"also passing here: {', '.join(extra) or 'none'}; failing here: {', '.join(missing) or 'none'} "
+            "(per-metric rows give the settings)"
+        )
+    claims.append(
+        Claim(
+            "000",
+            "Table 3",
+            "the pass set is F1, IoU, correlation, cosine and AUPRC",
+            ", ".join(paper_set),
+            ", ".join(ours_set),
+            _verdict(paper_set == ours_set),
+            reason,
+            source,
+        )
+    )
+    return claims
+
+
+def _other_tie_mode(metric: str, ties_used: str, ties: pd.DataFrame) -> str:
+    """The metric's mean Decrease Acc per test in the tie mode Table 3 did not use (empty if not computed)."""
+    rows = ties[(ties["metric"] == metric) & (ties["case"] == "mean") & (ties["ties"] != ties_used)]
+    if rows.empty:
+        return ""
+    mode = str(rows["ties"].iloc[0])
+    cells = [
+        f"{source} {test} {float(value):.1%}"
+        for (source, test), value in rows.set_index(["source", "test"])["decrease_acc"].sort_index().items()
+    ]
+    passes = bool((rows["decrease_acc"] > PASS_MARK).all())
+    return f"with ties = {mode} (the authors' noise tie-breaking) it {'passes' if passes else 'fails'}: " + ", ".join(
+        cells
+    )
+
+
+def _alpha_note(row: object) -> str:
+    """`` (α = …)`` for a row of a metric that binarizes by top-α (the α chosen on the setting's validation units)."""
+    alpha = getattr(row, "alpha", float("nan"))
+    return f" (α = {float(alpha):g})" if pd.notna(alpha) else ""
+
+
+def _table3_reason(metric: str, row: pd.Series, experimental: pd.DataFrame, paper_pass: bool) -> str:
+    parts = []
+    ours = experimental[(experimental["metric"] == metric)]
+    if "ties" in ours.columns and "ties" in row.index:
+        ours = ours[ours["ties"] == row["ties"]]
+    for test in ("missing", "extra"):
+        for kind in ("experimental", "theoretical"):
+            value = float(row[f"{kind}_{test}"])
+            if paper_pass and value <= PASS_MARK:
+                detail = ""
+                if kind == "experimental":
+                    low = ours[(ours["test"] == test) & (ours["decrease_acc"] <= PASS_MARK)]
+                    detail = ": " + ", ".join(
+                        f"{r.setting} {r.decrease_acc:.0%}{_alpha_note(r)}"
+                        for r in low.sort_values("decrease_acc").itertuples()
+                    )
+                parts.append(f"{kind} {test} {value:.1%} ≤ {PASS_MARK:.0%}{detail}")
+    if not paper_pass:
+        failing_cells = [
+            f"{kind} {test} {float(row[f'{kind}_{test}']):.1%}"
+            for test in ("missing", "extra")
+            for kind in ("experimental", "theoretical")
+        ]
+        parts.append("every column here exceeds the pass mark (" + ", ".join(failing_cells) + ")")
+    return "; ".join(parts)
+
+
+# --- paper 000: theoretical tables in reference mode (C.1-C.4) and closed forms (D.2) -------------------------
+
+
+def reference_cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every published theoretical cell judged against reference-mode runs over one or more seeds.
+
+    ``runs`` are :func:`neuroneval.sanity.theoretical_test` outputs (``ties="reference"``) stacked over seeds.
+    Deterministic cells compare the first seed's mean Δs with the published one by its z-score
+    (:func:`~neuroneval.sanity.theoretical.compare_with_reference`, which allows for our fewer draws) and its
+    Decrease Acc within 2 points; stochastic and boundary cells (tie noise, top-and-random samples: one random
+    draw shared by all of a run's perturbations) agree when the published value lies within our range over
+    seeds, or within :data:`STOCHASTIC_Z` standard errors of the first seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``compare_with_reference`` plus ``seeds``, ``delta_min``/``delta_max``,
+        ``accuracy_min``/``accuracy_max``, ``delta_agrees`` and ``accuracy_agrees`` (NaN where not judged:
+        Decrease Acc of boundary cells, which is a coin flip at −ε).
+    """
+    from neuroneval.sanity.theoretical import compare_with_reference
+
+    first = runs[runs["seed"] == runs["seed"].iloc[0]]
+    cells = compare_with_reference(first)
+    spread = (
+        runs.assign(gamma_key=runs["gamma"].round(6))
+        .groupby(["metric", "gamma_key", "test"], as_index=False)
+        .agg(
+            seeds=("seed", "nunique"),
+            delta_min=("mean_delta", "min"),
+            delta_max=("mean_delta", "max"),
+            accuracy_min=("decrease_acc", "min"),
+            accuracy_max=("decrease_acc", "max"),
+        )
+    )
+    cells = cells.assign(gamma_key=cells["gamma"].round(6)).merge(spread, on=["metric", "gamma_key", "test"])
+    deterministic = cells["kind"] == "deterministic"
+    close = (cells["delta_z"].abs() <= STOCHASTIC_Z) | (cells["delta_diff"].abs() <= 0.005)
+    within = (cells["ref_mean_delta"] >= cells["delta_min"] - 5e-5) & (
+        cells["ref_mean_delta"] <= cells["delta_max"] + 5e-5
+    )
+    cells["delta_agrees"] = np.where(deterministic, close, close | within)
+    accuracy_within = (cells["ref_decrease_acc"] >= cells["accuracy_min"] - 5e-4) & (
+        cells["ref_decrease_acc"] <= cells["accuracy_max"] + 5e-4
+    )
+    accuracy_close = cells["accuracy_diff"].abs() <= 0.02 + 1e-12
+    cells["accuracy_agrees"] = pd.Series(
+        np.where(deterministic, accuracy_close, accuracy_within), index=cells.index, dtype=object
+    ).where(cells["kind"] != "boundary")
+    return cells.drop(columns="gamma_key")
+
+
+def reference_mode_claims(cells: pd.DataFrame, *, source: str) -> list[Claim]:
+    """Tables C.1–C.4 in reference mode against the authors' published notebook outputs.
+
+    ``cells`` is :func:`reference_cells`: a table holds when every one of its judged cells agrees.
+    """
+    claims = []
+    n = int(cells["n"].iloc[0]) if len(cells) else 0
+    seeds = int(cells["seeds"].max()) if len(cells) else 0
+    for table, test, quantity in (
+        ("C.1", "missing", "accuracy"),
+        ("C.2", "extra", "accuracy"),
+        ("C.3", "missing", "delta"),
+        ("C.4", "extra", "delta"),
+    ):
+        rows = cells[cells["test"] == test]
+        column = f"{quantity}_agrees"
+        judged = rows[rows[column].notna()]
+        ok = judged[column].astype(bool)
+        bad = judged[~ok]
+        ours_column, theirs_column = (
+            ("decrease_acc", "ref_decrease_acc") if quantity == "accuracy" else ("mean_delta", "ref_mean_delta")
+        )
+        stochastic = judged["kind"] != "deterministic"
+        ours = (
+            f"{int(ok[~stochastic].sum())}/{int((~stochastic).sum())} deterministic and "
+            f"{int(ok[stochastic].sum())}/{int(stochastic.sum())} random cells agree (n = {n:,}, "
+            f"{seeds} seed{'s' if seeds != 1 else ''})"
+        )
+        reason = "; ".join(
+            f"{r.metric} γ={r.gamma:g} ({r.kind}): ours {getattr(r, ours_column):.4f}"
+            + (f" (seeds {r.delta_min:.4f} to {r.delta_max:.4f})" if quantity == "delta" and r.seeds > 1 else "")
+            + f" vs {getattr(r, theirs_column):.4f}"
+            for r in bad.itertuples()
+        )
+        label = "Decrease Acc" if quantity == "accuracy" else "mean Δs"
+        claims.append(
+            Claim(
+                "000",
+                f"Table {table} (reference mode)",
+                f"{label} of the theoretical {test}-labels test matches the authors' notebook output",
+                f"published ({len(judged)} cells, n = 500,000, 1,000 draws)",
+                ours,
+                _verdict(bad.empty and len(judged) > 0),
+                reason,
+                source,
+            )
+        )
+    return claims
+
+
+def closed_form_claims(analytical: pd.DataFrame, theoretical: pd.DataFrame, *, source: str) -> list[Claim]:
+    """Table D.2: the closed-form expected Δs against the simulated mean Δs of the same ideal units.
+
+    Agreement: within :data:`STOCHASTIC_Z` standard errors of the simulated mean (or 1e-4, the published
+    rounding).
+    """
+    simulated = theoretical[theoretical["ties"] == "average"][["metric", "test", "gamma", "mean_delta", "delta_se"]]
+    joined = analytical.merge(
+        simulated.assign(gamma=simulated["gamma"].round(8)),
+        left_on=["metric", "test", analytical["gamma"].round(8)],
+        right_on=["metric", "test", "gamma"],
+        suffixes=("", "_sim"),
+    )
+    difference = (joined["expected_delta"] - joined["mean_delta"]).abs()
+    ok = difference <= np.maximum(STOCHASTIC_Z * joined["delta_se"].fillna(0.0), 1e-4)
+    bad = joined[~ok]
+    reason = "; ".join(
+        f"{r.metric} {r.test} γ={r.gamma:g}: closed form {r.expected_delta:.4f} vs simulated {r.mean_delta:.4f}"
+        for r in bad.itertuples()
+    )
+    return [
+        Claim(
+            "000",
+            "Table D.2",
+            "the closed-form Δs of every binary metric predicts the simulated theoretical test",
+            "closed forms (App. D)",
+            f"{int(ok.sum())}/{len(joined)} (metric, test, γ) cells within {STOCHASTIC_Z:g} SE; largest "
+            f"|difference| {float(difference.max()) if len(difference) else float('nan'):.4f}",
+            _verdict(len(bad) == 0 and len(joined) > 0),
+            reason,
+            source,
+        )
+    ]
+
+
+# --- paper 000: Table E.2 -----------------------------------------------------------------------------------------
+
+
+def shift_claims(shift: pd.DataFrame, *, source: str = "results/tableE2.csv") -> list[Claim]:
+    """Table E.2: a +1 shift of every activation collapses cosine and leaves every other metric unchanged."""
+    rows = shift.set_index("metric")
+    claims = []
+    if "cosine" in rows.index:
+        before, after = float(rows.loc["cosine", "original_auprc"]), float(rows.loc["cosine", "shifted_auprc"])
+        shift = float(rows.loc["cosine", "constant"])
+        collapsed = after < before - 0.2
+        claims.append(
+            Claim(
+                "000",
+                "Table E.2",
+                "cosine's meta-AUPRC collapses when a constant is added to the activations (drop > 0.2)",
+                f"{paper.SHIFT_COSINE[0]:.4f} → {paper.SHIFT_COSINE[1]:.4f}",
+                f"{before:.4f} → {after:.4f} ({rows.loc['cosine', 'setting']}, +{shift:g})",
+                _verdict(collapsed),
+                "" if collapsed else f"drop only {before - after:.4f}",
+                source,
+            )
+        )
+    others = rows.drop(index="cosine", errors="ignore")
+    if len(others):
+        largest = float(others["delta_auprc"].abs().max())
+        moved = others[others["delta_auprc"].abs() > 1e-6]
+        claims.append(
+            Claim(
+                "000",
+                "Table E.2",
+                "every other metric is unchanged by the shift",
+                f"correlation {paper.SHIFT_CORRELATION[0]:.4f} → {paper.SHIFT_CORRELATION[1]:.4f}; all others Δ = 0",
+                f"largest |Δ meta-AUPRC| {largest:.2g} over {len(others)} metrics",
+                _verdict(moved.empty),
+                "; ".join(f"{m} Δ {d:.4f}" for m, d in moved["delta_auprc"].items()),
+                source,
+            )
+        )
+    return claims
+
+
+# --- paper 001: crowd study --------------------------------------------------------------------------------------
+
+
+def _factor_text(row: pd.Series) -> str:
+    return f"{row['factor']:.1f}× [{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
+
+
+def _meets(row: pd.Series, claimed: float) -> bool:
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    if not (np.isfinite(low) and np.isfinite(high)):
+        low = high = float(row["factor"])
+    return bool(high >= claimed / 2 and low <= claimed * 2)
+
+
+def crowd_claims(
+    rarity: pd.DataFrame,
+    summary: pd.DataFrame,
+    embedded_rarity: float,
+    *,
+    paper_rarity: float,
+    source: str = "results/crowd_rarity.csv, results/crowd_summary.csv",
+) -> list[Claim]:
+    """001's ≈ 30× (importance sampling) and ≈ 5× (Bayes with pseudo-label prior) as functions of rarity."""
+    claims = []
+    for (baseline, method), claimed, what in (
+        (
+            ("uniform", "pseudo"),
+            paper.CROWD_IS_FACTOR,
+            "pseudo-label importance sampling (Eq. 4) over uniform sampling",
+        ),
+        (
+            ("majority", "bayes_pseudo"),
+            paper.CROWD_BAYES_FACTOR,
+            "Bayes aggregation with a pseudo-label prior over majority vote",
+        ),
+    ):
+        curve = rarity[(rarity["baseline"] == baseline) & (rarity["method"] == method)].sort_values(
+            "rarity", ascending=False
+        )
+        at_paper = curve[np.isclose(curve["rarity"], paper_rarity)]
+        by_rarity = "; ".join(f"γ={r.rarity:g}: {r.factor:.1f}×" for r in curve.itertuples())
+        if at_paper.empty:
+            claims.append(
+                Claim(
+                    "001",
+                    "Sec. 4 / Fig. 2a–3a",
+                    f"{what} cuts labelling cost ≈ {claimed:g}×",
+                    f"≈ {claimed:g}× (ImageNet, γ ≈ {paper_rarity:g})",
+                    by_rarity or "not built",
+                    "not_testable",
+                    f"crowd.rarity.rarities lacks {paper_rarity:g}",
+                    source,
+                )
+            )
+        else:
+            row = at_paper.iloc[0]
+            holds = _meets(row, claimed)
+            claims.append(
+                Claim(
+                    "001",
+                    "Sec. 4 / Fig. 2a–3a",
+                    f"{what} cuts labelling cost ≈ {claimed:g}× at the paper's concept "
+                    f"rarity (interval meets [{claimed / 2:g}, {2 * claimed:g}]×)",
+                    f"≈ {claimed:g}× (γ ≈ {paper_rarity:g})",
+                    f"{_factor_text(row)} at γ = {paper_rarity:g} (planted units; {by_rarity})",
+                    _verdict(holds),
+                    "" if holds else f"at γ = {paper_rarity:g} the planted study measures {_factor_text(row)}",
+                    source,
+                )
+            )
+        embedded = summary[
+            (summary["baseline"] == baseline) & (summary["method"] == method) & (summary["unit_group"] == "all")
+        ]
+        if not embedded.empty:
+            row = embedded.iloc[0]
+            holds = _meets(row, claimed)
+            nearest = curve.iloc[(curve["rarity"] - embedded_rarity).abs().argsort()[:1]] if len(curve) else curve
+            reason = ""
+            if not holds:
+                reason = (
+                    f"the embedded study's concepts have median rarity {embedded_rarity:.3%} (paper ≈ "
+                    f"{paper_rarity:.1%})"
+                )
+                if len(nearest):
+                    reason += (
+                        f"; the planted study at the nearest rarity γ={nearest.iloc[0]['rarity']:g} gives "
+                        f"{_factor_text(nearest.iloc[0])}"
+                    )
+            claims.append(
+                Claim(
+                    "001",
+                    "Sec. 4 / Fig. 2a–3a",
+                    f"{what}: ≈ {claimed:g}× on the embedded world's crowd study",
+                    f"≈ {claimed:g}× (γ ≈ {paper_rarity:g})",
+                    f"{_factor_text(row)} (median concept rarity {embedded_rarity:.2%})",
+                    _verdict(holds),
+                    reason,
+                    source,
+                )
+            )
+    return claims
+
+
+# --- paper 002: CoSy -----------------------------------------------------------------------------------------------
+
+
+def cosy_claims(table2: pd.DataFrame, *, source: str = "results/cosy/table2.csv") -> list[Claim]:
+    """002 Table 2: true explanations score near-perfect AUC, random ones near chance — per generator."""
+    paper_true = min(true for true, _ in paper.COSY_TRUE_RANDOM_AUC.values())
+    paper_random = (
+        min(r for _, r in paper.COSY_TRUE_RANDOM_AUC.values()),
+        max(r for _, r in paper.COSY_TRUE_RANDOM_AUC.values()),
+    )
+    claims = []
+    chosen = table2
+    if "control" in table2.columns:
+        controls = list(pd.unique(table2["control"]))
+        chosen = table2[table2["control"] == controls[0]]
+    for (setting, generator), rows in chosen.groupby(["setting", "generator"], sort=False):
+        rows = rows.set_index("method")
+        if not {"true", "random"} <= set(rows.index):
+            continue
+        true, random = float(rows.loc["true", "auc_mean"]), float(rows.loc["random", "auc_mean"])
+        holds = true >= 0.9 and abs(random - 0.5) <= 0.1
+        reason = ""
+        if not holds:
+            reason = (
+                f"true AUC {true:.3f}"
+                + (" < 0.90" if true < 0.9 else "")
+                + f"; random AUC {random:.3f}"
+                + (" is not within 0.10 of chance" if abs(random - 0.5) > 0.1 else "")
+            )
+        claims.append(
+            Claim(
+                "002",
+                "Table 2",
+                f"{generator} on {setting}: true explanations reach AUC ≥ 0.90, random ones stay within 0.10 of chance",
+                f"true ≥ {paper_true:.2f}, random {paper_random[0]:.2f}–{paper_random[1]:.2f}",
+                f"true {true:.3f} ± {float(rows.loc['true', 'auc_std']):.3f}, random {random:.3f} ± "
+                f"{float(rows.loc['random', 'auc_std']):.3f} ({int(rows.loc['true', 'n_units'])} units)",
+                _verdict(holds),
+                reason,
+                source,
+            )
+        )
+    return claims

@@ -1,0 +1,88 @@
+"""The papers' published numbers that the fidelity report sets ours beside, typed in from the seed text.
+
+Each constant names the table it comes from. Metric names are the registry names of
+:mod:`neuroneval.metrics`; the papers print percentages, these are fractions where the paper's quantity is a
+fraction (Decrease Acc), and the printed value otherwise.
+"""
+
+from __future__ import annotations
+
+#: Paper 000, Table 3 (Meta-Evaluation #1): Decrease Acc of the Missing and Extra Labels tests,
+#: (experimental missing, theoretical missing, experimental extra, theoretical extra), and the pass mark.
+TABLE3: dict[str, tuple[float, float, float, float, bool]] = {
+    "recall": (0.9866, 1.0, 0.0, 0.0, False),
+    "precision": (0.4573, 0.0, 0.9981, 1.0, False),
+    "f1": (0.9368, 1.0, 0.9982, 1.0, True),
+    "iou": (0.9362, 1.0, 0.9981, 1.0, True),
+    "accuracy": (0.2379, 0.60, 0.7037, 0.6968, False),
+    "balanced_accuracy": (0.9865, 1.0, 0.5367, 0.60, False),
+    "inverse_balanced_accuracy": (0.6418, 0.60, 0.9950, 1.0, False),
+    "auc": (0.9496, 1.0, 0.5918, 0.60, False),
+    "inverse_auc": (0.5281, 0.60, 0.9999, 1.0, False),
+    "correlation": (0.9941, 1.0, 0.9992, 1.0, True),
+    "correlation_tr": (0.8783, 1.0, 0.6026, 0.4364, False),
+    "spearman": (0.6405, 0.6720, 0.4921, 0.4408, False),
+    "spearman_tr": (0.8004, 1.0, 0.5981, 0.1968, False),
+    "cosine": (0.9945, 1.0, 0.9926, 1.0, True),
+    "wpmi": (0.9589, 1.0, 0.5884, 1.0, False),
+    "mad": (0.5981, 0.60, 0.9934, 1.0, False),
+    "auprc": (0.9561, 1.0, 0.9946, 1.0, True),
+    "inverse_auprc": (0.9915, 1.0, 0.9558, 0.8954, False),
+}
+
+#: Paper 000, Table 4: (average meta-AUPRC, average rank) over its settings; F1 and IoU share a row.
+TABLE4: dict[str, tuple[float, float]] = {
+    "recall": (0.6722, 11.30),
+    "precision": (0.8039, 7.90),
+    "f1": (0.8140, 6.70),
+    "iou": (0.8140, 6.70),
+    "accuracy": (0.7215, 10.80),
+    "balanced_accuracy": (0.7979, 7.30),
+    "inverse_balanced_accuracy": (0.8087, 7.10),
+    "auc": (0.7652, 11.00),
+    "inverse_auc": (0.7569, 10.90),
+    "correlation": (0.8765, 1.60),
+    "correlation_tr": (0.6606, 10.70),
+    "spearman": (0.0853, 16.20),
+    "spearman_tr": (0.3418, 15.40),
+    "cosine": (0.8666, 2.30),
+    "wpmi": (0.7999, 7.30),
+    "mad": (0.6952, 8.80),
+    "auprc": (0.8406, 3.90),
+    "inverse_auprc": (0.6904, 9.30),
+}
+
+#: Paper 000, Tables F.5–F.7: best meta-AUPRC of any metric per setting (App. F.2 numbering), and the
+#: metric(s) that reach it.
+BEST_PER_SETTING: dict[int, tuple[float, tuple[str, ...], str]] = {
+    1: (0.9999, ("inverse_auprc",), "F.5"),
+    2: (0.9866, ("auprc",), "F.5"),
+    3: (0.9399, ("correlation",), "F.5"),
+    4: (0.7511, ("auprc",), "F.5"),
+    5: (0.9693, ("correlation", "cosine"), "F.6"),
+    6: (0.8669, ("auprc",), "F.6"),
+    7: (0.8985, ("cosine",), "F.6"),
+    8: (0.4683, ("correlation",), "F.6"),
+    9: (0.9918, ("correlation",), "F.7"),
+    10: (0.9986, ("correlation",), "F.7"),
+}
+
+#: Paper 000, Table E.2 (setting 7, CUB CBM, sigmoid activations + 1): cosine meta-AUPRC before and after.
+SHIFT_COSINE: tuple[float, float] = (0.8985, 0.0443)
+#: ... and correlation, unchanged by the shift.
+SHIFT_CORRELATION: tuple[float, float] = (0.8883, 0.8883)
+
+#: Paper 001 (abstract, Sec. 4.1, Fig. 2a): labelling-cost reduction of pseudo-label importance sampling over
+#: uniform sampling at equal correlation error, on ImageNet units (one class ≈ 0.1 % of the inputs).
+CROWD_IS_FACTOR = 30.0
+#: Paper 001 (abstract, Sec. 4.2, Fig. 3a): further reduction from Bayesian aggregation with a pseudo-label
+#: prior over majority vote.
+CROWD_BAYES_FACTOR = 5.0
+
+#: Paper 002, Table 2: mean AUC of true explanations and of random explanations, per ImageNet model.
+COSY_TRUE_RANDOM_AUC: dict[str, tuple[float, float]] = {
+    "ResNet18": (0.98, 0.47),
+    "DenseNet161": (0.99, 0.44),
+    "GoogLeNet": (0.99, 0.48),
+    "ViT-B/16": (0.99, 0.49),
+}

@@ -1,0 +1,156 @@
+"""Assemble the fidelity report from the build's result files and render it as Markdown.
+
+``results/fidelity.csv`` has the columns of :data:`neuroneval.fidelity.claims.COLUMNS`; ``results/fidelity.md``
+is rendered from it (never edited by hand): the verdict rules, a count of verdicts, then one table per paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from neuroneval.fidelity import claims as claim_builders
+from neuroneval.fidelity.claims import COLUMNS, claims_frame
+
+PAPER_TITLES = {
+    "000": "Evaluating neuron explanations: a unified framework with sanity checks (NeuronEval)",
+    "001": "Crowd-sourced evaluation of neuron explanations",
+    "002": "CoSy: evaluating textual explanations of neurons",
+}
+
+
+@dataclass(frozen=True)
+class FidelityInputs:
+    """Paths of the result files the report reads (all written by the workflow) and the settings' paper numbers."""
+
+    table4: Path
+    meta: Path
+    ceiling: Path
+    worlds: Path
+    table3: Path
+    experimental: Path
+    ties: Path
+    theoretical_average: Path
+    reference_check: Path
+    analytical: Path
+    shift: Path
+    crowd_rarity: Path
+    crowd_summary: Path
+    crowd_units: Path
+    crowd_concepts: Path
+    cosy_table2: Path
+    paper_settings: Mapping[str, int] = field(default_factory=dict)
+    paper_rarity: float = 0.001
+
+
+def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    frame = pd.read_csv(path)
+    missing = [column for column in required if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} needed by the fidelity report")
+    return frame
+
+
+def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
+    """Median frequency, over the crowd study's units, of the concept that explains each unit (Eq. 9)."""
+    from neuroneval.io import read_concept_table
+
+    units = _read(units_path, ("unit", "concept"))
+    concepts, _ = read_concept_table(concepts_path)
+    names = pd.unique(units.drop_duplicates("unit")["concept"].astype(str))
+    absent = [name for name in names if name not in concepts.columns]
+    if absent:
+        raise ValueError(f"{units_path}: concept(s) {absent[:3]} are not columns of {concepts_path}")
+    frequency = concepts[list(names)].astype(float).mean()
+    per_unit = units.drop_duplicates("unit")["concept"].astype(str).map(frequency)
+    return float(per_unit.median())
+
+
+def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
+    """Every claim the embedded default can test, in the order papers 000, 001, 002 (columns :data:`COLUMNS`)."""
+    meta = _read(inputs.meta, ("setting", "metric", "test_auprc"))
+    table3 = _read(inputs.table3, ("metric", "pass"))
+    reference_runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
+    rows = [
+        *claim_builders.setting_claims(
+            meta,
+            _read(inputs.ceiling, ("setting", "meta_auprc")),
+            _read(inputs.worlds, ("setting",)),
+            inputs.paper_settings,
+        ),
+        *claim_builders.table4_claims(_read(inputs.table4, ("metric", "mean_rank", "mean_auprc")), meta, table3),
+        *claim_builders.table3_claims(
+            table3, _read(inputs.experimental, ("setting", "metric", "test", "decrease_acc"))
+        ),
+        *claim_builders.reference_mode_claims(
+            claim_builders.reference_cells(reference_runs), source=str(inputs.reference_check)
+        ),
+        *claim_builders.closed_form_claims(
+            _read(inputs.analytical, ("metric", "test", "gamma", "expected_delta")),
+            _read(inputs.theoretical_average, ("metric", "test", "gamma", "ties", "mean_delta", "delta_se")),
+            source=f"{inputs.analytical}, {inputs.theoretical_average}",
+        ),
+        *claim_builders.shift_claims(_read(inputs.shift, ("metric", "original_auprc", "shifted_auprc", "delta_auprc"))),
+        *claim_builders.crowd_claims(
+            _read(inputs.crowd_rarity, ("rarity", "baseline", "method", "factor")),
+            _read(inputs.crowd_summary, ("baseline", "method", "unit_group", "factor")),
+            embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
+            paper_rarity=inputs.paper_rarity,
+        ),
+        *claim_builders.cosy_claims(_read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean"))),
+    ]
+    return claims_frame(rows)
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(table: pd.DataFrame) -> str:
+    """``results/fidelity.md``: verdict rules and counts, then one Markdown table per paper."""
+    missing = [column for column in COLUMNS if column not in table.columns]
+    if missing:
+        raise ValueError(f"fidelity table lacks column(s) {missing}")
+    table = table.astype(object).where(table.notna(), "")  # an empty reason read back from CSV is NaN
+    counts = table["verdict"].value_counts()
+    lines = [
+        "# Fidelity report: the papers' claims beside this build",
+        "",
+        "Generated by `snakemake fidelity` from the result files named in each row's source; do not edit.",
+        "",
+        "Verdict rules:",
+        "",
+        *(f"- {rule}" for rule in claim_builders.VERDICT_RULES),
+        "",
+        f"**{int(counts.get('holds', 0))} hold, {int(counts.get('differs', 0))} differ, "
+        f"{int(counts.get('not_testable', 0))} not testable** of {len(table)} claims.",
+    ]
+    for code, rows in table.groupby("paper", sort=False):
+        lines += [
+            "",
+            f"## Paper {code}: {PAPER_TITLES.get(str(code), '')}",
+            "",
+            "| table | claim | paper | ours | verdict | measured reason | source |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in rows.itertuples(index=False):
+            lines.append(
+                "| "
+                + " | ".join(
+                    _cell(value)
+                    for value in (
+                        row.table,
+                        row.claim,
+                        row.paper_value,
+                        row.our_value,
+                        f"**{row.verdict}**",
+                        row.reason or "—",
+                        row.source,
+                    )
+                )
+                + " |"
+            )
+    return "\n".join(lines) + "\n"

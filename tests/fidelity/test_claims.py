@@ -1,0 +1,171 @@
+"""Fidelity claims: verdict rules and measured reasons on small hand-made result tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neuroneval.fidelity import COLUMNS, claims_frame, paper, render_markdown
+from neuroneval.fidelity import claims as fc
+
+
+def _table3(overrides: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
+    rows = []
+    for metric, (em, tm, ee, te, _passes) in paper.TABLE3.items():
+        row = {"metric": metric, "ties": "average", "experimental_missing": em, "theoretical_missing": tm,
+               "experimental_extra": ee, "theoretical_extra": te}
+        row.update((overrides or {}).get(metric, {}))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for test in ("missing", "extra"):
+        table[f"pass_{test}"] = (table[f"experimental_{test}"] > 0.9) & (table[f"theoretical_{test}"] > 0.9)
+    table["pass"] = table["pass_missing"] & table["pass_extra"]
+    return table
+
+
+def _experimental(metric: str, values: dict[str, float], alpha: float = float("nan")) -> pd.DataFrame:
+    return pd.DataFrame([{"setting": s, "metric": metric, "test": "extra", "ties": "average", "decrease_acc": v,
+                          "alpha": alpha} for s, v in values.items()])
+
+
+def test_table3_with_the_papers_numbers_holds_everywhere() -> None:
+    claims = fc.table3_claims(_table3(), _experimental("cosine", {"a": 1.0}))
+    assert {c.verdict for c in claims} == {"holds"}
+    assert len(claims) == len(paper.TABLE3) + 1
+
+
+def test_a_metric_that_fails_here_names_the_settings_that_fail() -> None:
+    table3 = _table3({"cosine": {"experimental_extra": 0.80}})
+    experimental = _experimental("cosine", {"cbm": 0.58, "probe": 0.62, "vit": 1.0})
+    f1 = _experimental("f1", {"cnn": 0.43}, alpha=0.0001)
+    f1_claim = next(c for c in fc.table3_claims(_table3({"f1": {"experimental_extra": 0.43}}), f1)
+                    if c.claim.startswith("f1 "))
+    assert "cnn 43% (α = 0.0001)" in f1_claim.reason
+    claims = {c.claim.split(" ")[0]: c for c in fc.table3_claims(table3, experimental)}
+    assert claims["cosine"].verdict == "differs"
+    assert "cbm 58%" in claims["cosine"].reason and "probe 62%" in claims["cosine"].reason
+    assert "vit" not in claims["cosine"].reason
+    assert claims["the"].verdict == "differs" and "failing here: cosine" in claims["the"].reason
+
+
+def test_shift_claims_detect_the_cosine_collapse_and_any_other_change() -> None:
+    shift = pd.DataFrame({"metric": ["cosine", "correlation", "auc"], "setting": "cbm", "constant": 1.0,
+                          "original_auprc": [0.85, 0.92, 0.76], "shifted_auprc": [0.39, 0.92, 0.70]})
+    shift["delta_auprc"] = shift["shifted_auprc"] - shift["original_auprc"]
+    collapse, others = fc.shift_claims(shift)
+    assert collapse.verdict == "holds"
+    assert others.verdict == "differs" and "auc" in others.reason and "correlation" not in others.reason
+
+
+def _meta(values: dict[str, dict[str, float]]) -> pd.DataFrame:
+    rows = [{"setting": s, "metric": m, "test_auprc": v, "ci_low": v - 0.02, "ci_high": v + 0.02,
+             "chance_auprc": 0.01} for s, per in values.items() for m, v in per.items()]
+    return pd.DataFrame(rows)
+
+
+def test_setting_claims_blame_a_low_ceiling_and_judge_within_the_tolerance() -> None:
+    meta = _meta({"good": {"correlation": 0.95, "auc": 0.5}, "capped": {"correlation": 0.6, "auc": 0.55}})
+    ceiling = pd.DataFrame({"setting": ["good", "capped"], "meta_auprc": [1.0, 0.7], "test_top1": [1.0, 0.91]})
+    worlds = pd.DataFrame({"setting": ["capped"], "pseudo_label_median_auc": [0.97], "model_quality": [np.nan],
+                           "model_quality_measure": [""], "model_baseline": [np.nan]})
+    good, capped = fc.setting_claims(meta, ceiling, worlds, {"good": 1, "capped": 2})
+    assert good.verdict == "holds"  # 0.95 within 0.10 of the paper's 0.9999
+    assert capped.verdict == "differs"
+    assert "ideal units reach only 0.700" in capped.reason and "median per-concept AUC 0.970" in capped.reason
+    assert "91% of the ideal units still score their own concept highest" in capped.reason
+
+
+def test_table4_claims_report_whether_gaps_exceed_the_bootstrap_noise() -> None:
+    per = {"correlation": 0.80, "auprc": 0.90, "cosine": 0.85, "spearman": 0.05, "recall": 0.6}
+    meta = _meta({"s1": per})
+    table4 = pd.DataFrame({"metric": list(per), "mean_auprc": list(per.values()),
+                           "mean_rank": pd.Series(per).rank(ascending=False).to_numpy()})
+    table3 = pd.DataFrame({"metric": list(per), "pass": [True, True, True, False, False]})
+    claims = {c.claim: c for c in fc.table4_claims(table4, meta, table3)}
+    correlation = next(c for text, c in claims.items() if text.startswith("correlation"))
+    assert correlation.verdict == "holds"  # third of five
+    spearman = next(c for text, c in claims.items() if text.startswith("Spearman"))
+    assert spearman.verdict == "holds"
+    meta_far = _meta({"s1": {**per, "correlation": 0.5}})
+    table4_far = table4.assign(mean_rank=pd.Series({**per, "correlation": 0.5}).rank(ascending=False).to_numpy())
+    far = next(c for c in fc.table4_claims(table4_far, meta_far, table3) if c.claim.startswith("correlation"))
+    assert far.verdict == "differs" and "1 of them beyond the bootstrap noise" in far.reason
+
+
+@pytest.mark.parametrize(("low", "high", "claimed", "expected"), [
+    (31.0, 56.0, 30.0, True), (2.1, 4.9, 5.0, True), (1.1, 2.0, 5.0, False), (61.0, 90.0, 30.0, False)])
+def test_a_factor_holds_when_its_interval_meets_half_to_twice_the_claim(low, high, claimed, expected) -> None:
+    assert fc._meets(pd.Series({"factor": (low + high) / 2, "ci_low": low, "ci_high": high}), claimed) is expected
+
+
+def test_crowd_claims_explain_an_embedded_factor_by_its_rarity() -> None:
+    rarity = pd.DataFrame({"rarity": [0.01, 0.001] * 2, "baseline": ["uniform"] * 2 + ["majority"] * 2,
+                           "method": ["pseudo"] * 2 + ["bayes_pseudo"] * 2, "factor": [5.0, 40.0, 3.0, 3.0],
+                           "ci_low": [4.0, 31.0, 2.0, 2.1], "ci_high": [7.0, 56.0, 4.0, 4.9]})
+    summary = pd.DataFrame({"baseline": ["uniform", "majority"], "method": ["pseudo", "bayes_pseudo"],
+                            "unit_group": "all", "factor": [3.0, 1.2], "ci_low": [2.0, 1.0], "ci_high": [4.0, 1.4]})
+    claims = fc.crowd_claims(rarity, summary, 0.008, paper_rarity=0.001)
+    assert [c.verdict for c in claims] == ["holds", "differs", "holds", "differs"]
+    assert "median rarity 0.800%" in claims[1].reason and "γ=0.01 gives 5.0×" in claims[1].reason
+
+
+def test_cosy_claims_per_generator() -> None:
+    table2 = pd.DataFrame({"setting": "s", "generator": ["g1", "g1", "g2", "g2"], "control": "all",
+                           "method": ["true", "random"] * 2, "auc_mean": [0.97, 0.52, 0.7, 0.65],
+                           "auc_std": 0.05, "n_units": 8})
+    g1, g2 = fc.cosy_claims(table2)
+    assert g1.verdict == "holds" and g2.verdict == "differs" and "0.700 < 0.90" in g2.reason
+
+
+def _published_runs(seed: int) -> pd.DataFrame:
+    """Runs that reproduce every published cell exactly (n = 500,000, 1,000 draws, small standard errors)."""
+    from neuroneval.sanity.theoretical import load_theoretical_reference
+
+    reference = load_theoretical_reference()
+    return pd.DataFrame({"metric": reference["metric"], "test": reference["test"], "gamma": reference["gamma"],
+                         "n": 500_000, "draws": 1000, "seed": seed, "mean_delta": reference["ref_mean_delta"],
+                         "delta_se": 1e-4, "decrease_acc": reference["ref_decrease_acc"]})
+
+
+def test_reference_cells_judge_deterministic_cells_by_z_and_random_cells_by_the_seed_spread() -> None:
+    exact = fc.reference_cells(_published_runs(0))
+    assert exact["delta_agrees"].astype(bool).all()
+    assert {c.verdict for c in fc.reference_mode_claims(exact, source="x")} == {"holds"}
+
+    moved = _published_runs(0)
+    recall = (moved["metric"] == "recall") & (moved["test"] == "missing") & np.isclose(moved["gamma"], 0.1)
+    moved.loc[recall, "mean_delta"] -= 0.05  # a deterministic cell 500 standard errors off
+    spearman = (moved["metric"] == "spearman") & (moved["test"] == "extra") & np.isclose(moved["gamma"], 0.001)
+    moved.loc[spearman, "mean_delta"] += 0.01  # a random cell off for seed 0 ...
+    other_seed = _published_runs(1)
+    other_seed.loc[spearman, "mean_delta"] -= 0.01  # ... but the published value lies between the two seeds
+    cells = fc.reference_cells(pd.concat([moved, other_seed], ignore_index=True))
+    c1, c2, c3, c4 = fc.reference_mode_claims(cells, source="x")
+    assert c3.verdict == "differs" and "recall γ=0.1 (deterministic)" in c3.reason
+    assert c4.verdict == "holds" and "2 seeds" in c4.our_value
+    assert c1.verdict == "holds" and c2.verdict == "holds"
+
+
+def test_markdown_has_every_row_and_escapes_pipes() -> None:
+    table = claims_frame([fc.Claim("000", "Table 3", "a | b", "1", "2", "holds", "", "x"),
+                          fc.Claim("001", "Fig. 2", "c", "3", "4", "differs", "because", "y")])
+    assert list(table.columns) == list(COLUMNS)
+    text = render_markdown(table)
+    assert "a \\| b" in text and "**1 hold, 1 differ, 0 not testable** of 2 claims" in text
+    assert text.count("\n| ") == 2 * 2  # per paper: its header row and its one claim
+    with pytest.raises(ValueError, match="verdict"):
+        fc.Claim("000", "t", "c", "p", "o", "maybe", "", "s")
+
+
+def test_a_rank_metric_that_differs_reports_the_other_tie_mode() -> None:
+    table3 = _table3({"spearman": {"experimental_missing": 0.998, "theoretical_missing": 0.998,
+                                   "experimental_extra": 0.999, "theoretical_extra": 1.0}})
+    ties = pd.DataFrame({"source": ["experimental", "experimental", "theoretical", "theoretical"], "case": "mean",
+                         "metric": "spearman", "test": ["missing", "extra"] * 2, "ties": "reference",
+                         "decrease_acc": [0.787, 0.613, 0.962, 0.814]})
+    claim = next(c for c in fc.table3_claims(table3, _experimental("spearman", {"a": 1.0}), ties)
+                 if c.claim.startswith("spearman "))
+    assert claim.verdict == "differs"
+    assert "with ties = reference (the authors' noise tie-breaking) it fails" in claim.reason
+    assert "experimental missing 78.7%" in claim.reason and "theoretical extra 81.4%" in claim.reason

@@ -1,0 +1,55 @@
+"""The fidelity report as a workflow target, on the tiny end-to-end run (structure, not full-size figures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from neuroneval.fidelity import COLUMNS, VERDICTS, render_markdown
+from neuroneval.fidelity.paper import TABLE3
+
+#: Claim groups every report has, by (paper, table prefix).
+GROUPS = [("000", "Table F."), ("000", "Table 4"), ("000", "Table 3"), ("000", "Table C.1"), ("000", "Table C.4"),
+          ("000", "Table D.2"), ("000", "Table E.2"), ("001", "Sec. 4"), ("002", "Table 2")]
+
+
+def _report(workspace: Path) -> pd.DataFrame:
+    return pd.read_csv(workspace / "results/fidelity.csv", dtype=str, keep_default_na=False)
+
+
+def test_report_has_the_contract_columns_valid_verdicts_and_every_claim_group(built_workspace: Path) -> None:
+    report = _report(built_workspace)
+    assert list(report.columns) == list(COLUMNS)
+    assert set(report["verdict"]) <= set(VERDICTS)
+    for code, prefix in GROUPS:
+        assert ((report["paper"] == code) & report["table"].str.startswith(prefix)).any(), (code, prefix)
+    table3_rows = report[report["table"] == "Table 3"]
+    assert len(table3_rows) == len(TABLE3) + 1
+    assert (report.loc[report["verdict"] == "differs", "reason"] != "").all()
+
+
+def test_every_table4_setting_with_a_paper_counterpart_has_a_row(built_workspace: Path) -> None:
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())
+    settings = params["meta"]["settings"]
+    report = _report(built_workspace)
+    for name in settings:
+        assert report["claim"].str.startswith(f"{name}").any() or report["claim"].str.startswith(f"{name}:").any(), name
+
+
+def test_markdown_is_rendered_from_the_csv_and_cites_existing_sources(built_workspace: Path) -> None:
+    report = pd.read_csv(built_workspace / "results/fidelity.csv")
+    markdown = (built_workspace / "results/fidelity.md").read_text()
+    assert markdown == render_markdown(report)
+    for sources in report["source"]:
+        for source in str(sources).split(", "):
+            assert (built_workspace / source).exists(), source
+
+
+def test_crowd_rarity_table_covers_each_rarity_and_comparison(built_workspace: Path) -> None:
+    params = yaml.safe_load((built_workspace / "params.yaml").read_text())["crowd"]["rarity"]
+    table = pd.read_csv(built_workspace / "results/crowd_rarity.csv")
+    assert sorted(table["rarity"].unique()) == sorted(params["rarities"])
+    assert len(table) == 5 * len(params["rarities"])
+    assert (built_workspace / "results/crowd_rarity.png").stat().st_size > 0

@@ -1,0 +1,53 @@
+rule fidelity:
+    input:
+        table4="results/table4.csv",
+        meta="results/meta.csv",
+        ceiling="results/ceiling.csv",
+        worlds="results/worlds_report.csv",
+        table3="results/table3.csv",
+        experimental="results/sanity_experimental.csv",
+        ties="results/ties.csv",
+        theoretical_average="results/sanity/theoretical/average.csv",
+        reference_check="results/fidelity/reference_check.csv",
+        analytical="results/tableD2.csv",
+        shift="results/tableE2.csv",
+        crowd_rarity="results/crowd_rarity.csv",
+        crowd_summary="results/crowd_summary.csv",
+        crowd_units="results/crowd/sampling_units.csv",
+        crowd_concepts=CROWD_INPUTS["concepts"],
+        cosy_table2="results/cosy/table2.csv",
+    output:
+        table="results/fidelity.csv",
+        markdown="results/fidelity.md",
+    log:
+        "logs/fidelity.log",
+    conda:
+        "../../environment.yml"
+    params:
+        code=code_version("fidelity.py"),
+        paper_settings={
+            name: PAPER_SETTINGS[name]
+            for name in META_SETTINGS
+            if name in PAPER_SETTINGS
+        },
+    script:
+        "../scripts/fidelity.py"
+
+
+rule fidelity_reference_check:
+    output:
+        "results/fidelity/reference_check.csv",
+    log:
+        "logs/fidelity/reference_check.log",
+    benchmark:
+        "logs/benchmarks/fidelity_reference_check.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 8
+    params:
+        code=code_version("fidelity_reference_check.py"),
+        theoretical=SANITY["theoretical"],
+        check=SANITY["reference_check"],
+        epsilon=SANITY["epsilon"],
+    script:
+        "../scripts/fidelity_reference_check.py"
