@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from neuroneval.metrics.binarize import TOP_ALPHA_RULES
+from neuroneval.metrics.budget import check_setting
 from neuroneval.metrics.context import Params
 from neuroneval.metrics.registry import COMMON_PARAMS, DEFAULTS, MetricSpec
 
@@ -128,6 +129,7 @@ def resolve_params(spec: MetricSpec, given: Mapping[str, Any]) -> tuple[Params, 
         seed=_number("seed", merged["seed"], 0, np.inf, low_open=False, integer=True),
         chunk_size=chunk_size,
         top_alpha=top_alpha,
+        memory_budget=check_setting(merged["memory_budget"]),
     )
     if params.tr_n_top + params.tr_n_random < 2:
         raise ValueError(f"a top-and-random sample needs at least 2 inputs, got tr_n_top={params.tr_n_top} and "
