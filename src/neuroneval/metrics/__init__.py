@@ -145,7 +145,7 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     activations : array or DataFrame, shape (n, K)
         Unit activations ``a_k`` (one column per unit, one row per input); finite numbers.
     concepts : array or DataFrame, shape (n, C)
-        Concept activations ``c_t = P(t | x_i)`` (one column per concept), normally in [0, 1].
+        Concept activations ``c_t = P(t | x_i)`` (one column per concept), finite and in [0, 1].
 
     Other Parameters
     ----------------
@@ -248,8 +248,9 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     Raises
     ------
     ValueError
-        Unknown metric, malformed inputs (not 2-D, different numbers of rows, non-finite, non-numeric), or a
-        parameter out of range or not used by the metric.
+        Unknown metric, malformed inputs (not 2-D, different numbers of rows, non-finite, non-numeric), a
+        concept value outside [0, 1] (the message names its row and column), or a parameter out of range or
+        not used by the metric.
     TypeError
         An unknown parameter name.
 

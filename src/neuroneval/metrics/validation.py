@@ -16,13 +16,19 @@ from neuroneval.metrics.registry import COMMON_PARAMS, DEFAULTS, MetricSpec
 TIES = ("average", "reference")
 
 
+def _column_label(names: list[Any] | None, column: int) -> str:
+    """``column 3`` or, for a DataFrame, ``column 3 ('dog')``."""
+    return f"column {column}" + (f" ({names[column]!r})" if names is not None and column < len(names) else "")
+
+
 def as_matrix(values: Any, name: str) -> np.ndarray:
     """A finite float32/float64 (n, columns) matrix from a numpy array or pandas DataFrame (no copy if possible).
 
     float32 stays float32 (every kernel casts the rows it uses to float64 on the way, exactly); other numeric
     and bool inputs become float64.
     """
-    if hasattr(values, "to_numpy") and hasattr(values, "columns"):
+    names = list(values.columns) if hasattr(values, "to_numpy") and hasattr(values, "columns") else None
+    if names is not None:
         values = values.to_numpy()
     array = np.asarray(values)
     if array.ndim != 2:
@@ -37,13 +43,30 @@ def as_matrix(values: Any, name: str) -> np.ndarray:
     if not np.isfinite(array.sum(dtype=np.float64)) and not np.all(np.isfinite(array)):
         rows, columns = np.nonzero(~np.isfinite(array))
         raise ValueError(f"{name} must be finite; found {rows.size} NaN/inf value(s), first at row {rows[0]}, "
-                         f"column {columns[0]}")
+                         f"{_column_label(names, int(columns[0]))}")
     return array
 
 
+def check_concept_range(concepts: np.ndarray, names: list[Any] | None = None) -> None:
+    """Concept values are probabilities ``P(t | x)``: every one must lie in [0, 1].
+
+    Two passes (min, max) when they do; otherwise ``ValueError`` naming how many values are outside, the first
+    one (row-major) with its row and column (and the column's name for a DataFrame).
+    """
+    if concepts.size == 0 or (concepts.min() >= 0.0 and concepts.max() <= 1.0):
+        return
+    rows, columns = np.nonzero((concepts < 0.0) | (concepts > 1.0))
+    row, column = int(rows[0]), int(columns[0])
+    raise ValueError(f"concepts must lie in [0, 1] (probabilities P(t | x)); found {rows.size} value(s) outside, "
+                     f"first {float(concepts[row, column])!r} at row {row}, {_column_label(names, column)}")
+
+
 def check_inputs(activations: Any, concepts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both matrices checked (:func:`as_matrix`, concepts in [0, 1]) and their rows matched."""
     activation_matrix = as_matrix(activations, "activations")
+    concept_names = list(concepts.columns) if hasattr(concepts, "to_numpy") and hasattr(concepts, "columns") else None
     concept_matrix = as_matrix(concepts, "concepts")
+    check_concept_range(concept_matrix, concept_names)
     if activation_matrix.shape[0] != concept_matrix.shape[0]:
         raise ValueError(f"activations and concepts must have the same number of rows (inputs); got "
                          f"{activation_matrix.shape[0]} and {concept_matrix.shape[0]}")
