@@ -80,7 +80,8 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
 def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation") -> pd.DataFrame:
     """Check ``frame`` against the table contract and return a normalised copy.
 
-    Normalisation: ``input_id`` becomes int64, value columns float32, rows sorted by ``input_id``.
+    Normalisation: ``input_id`` becomes int64, value columns float32 (one block, no further copy), rows sorted by
+    ``input_id``. Values are checked by :func:`check_column` as they will be stored (float32).
 
     Parameters
     ----------
@@ -95,7 +96,7 @@ def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation"
     ------
     TableError
         Empty table, missing/non-integer/duplicate ids, non-string or duplicate column names, non-numeric
-        value columns, NaN/inf values, concept values outside [0, 1].
+        value columns, NaN/inf values or values that overflow float32, concept values outside [0, 1].
     """
     if kind not in ("activation", "concept"):
         raise ValueError(f"kind must be 'activation' or 'concept', got {kind!r}")
@@ -125,32 +126,48 @@ def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation"
         rows = np.flatnonzero(ids == bad_id)[:2].tolist()
         raise TableError(f"{source}: duplicate {ID_COLUMN} {bad_id} at rows {rows}")
 
-    values = {}
-    for column in value_columns:
+    already_sorted = bool(np.all(ids[1:] > ids[:-1]))
+    # One (columns, n) float32 block, filled column by column: the frame below wraps it without a copy.
+    block = np.empty((len(value_columns), len(frame)), dtype=np.float32)
+    for position, column in enumerate(value_columns):
         series = frame[column]
         if not (pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_integer_dtype(series.dtype)
                 or pd.api.types.is_bool_dtype(series.dtype)):
             raise TableError(f"{source}: column {column!r} must be numeric (float32), got dtype {series.dtype}")
-        column_values = series.to_numpy(dtype=np.float64)[order]
-        finite = np.isfinite(column_values)
-        if not finite.all():
-            row = int(np.flatnonzero(~finite)[0])
-            raise TableError(
-                f"{source}: column {column!r} has a non-finite value {column_values[row]} "
-                f"at {ID_COLUMN} {int(sorted_ids[row])}"
-            )
-        if kind == "concept":
-            outside = (column_values < 0.0) | (column_values > 1.0)
-            if outside.any():
-                row = int(np.flatnonzero(outside)[0])
-                raise TableError(
-                    f"{source}: concept column {column!r} has value {column_values[row]} outside [0, 1] "
-                    f"at {ID_COLUMN} {int(sorted_ids[row])}"
-                )
-        values[column] = column_values.astype(np.float32)
-
-    normalised = pd.DataFrame({ID_COLUMN: sorted_ids, **values})
+        raw = (series.to_numpy() if isinstance(series.dtype, np.dtype)
+               else series.to_numpy(dtype=np.float64, na_value=np.nan))
+        stored = check_column(raw, source=source, column=column, kind=kind, ids=ids)
+        block[position] = stored if already_sorted else stored[order]
+    normalised = pd.DataFrame(block.T, columns=value_columns, copy=False)
+    normalised.insert(0, ID_COLUMN, sorted_ids)
     return normalised
+
+
+def check_column(values: np.ndarray, *, source: str, column: str, kind: str, ids: np.ndarray) -> np.ndarray:
+    """One column as stored (float32, returned), or :class:`TableError` unless every value is valid as stored.
+
+    A value is invalid when it is NaN or ±inf, when it is finite but overflows float32 (|x| > 3.4e38, e.g. a
+    float64 1e300), or, in a concept table, when it lies outside [0, 1]. The message names the file, the column,
+    the row (position in the file) and its ``input_id``, and is the same whoever reads the table (``neuroneval
+    validate``, ``neuroneval score``, the workflow).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        stored = values.astype(np.float32)
+    finite = np.isfinite(stored)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        where = f"at {ID_COLUMN} {int(ids[row])} (row {row})"
+        if not np.isfinite(values[row]):
+            raise TableError(f"{source}: column {column!r} has a non-finite value {values[row]} {where}")
+        raise TableError(f"{source}: column {column!r} has value {values[row]} {where}, which overflows float32 "
+                         f"(|x| > {float(np.finfo(np.float32).max):.7g})")
+    if kind == "concept":
+        outside = (values < 0) | (values > 1)
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            raise TableError(f"{source}: concept column {column!r} has value {values[row]} outside [0, 1] at "
+                             f"{ID_COLUMN} {int(ids[row])} (row {row})")
+    return stored
 
 
 def _write_table(path: str | os.PathLike, frame: pd.DataFrame, metadata: Mapping[str, Any], kind: str) -> Path:
@@ -201,7 +218,9 @@ def _read_table(path: str | os.PathLike, kind: str) -> tuple[pd.DataFrame, dict[
                     raise TableError(f"{file}: corrupt neuroneval metadata ({error})") from error
         elif not schema.equals(first_schema):
             raise TableError(f"{file}: schema differs from the first shard {files[0].name}")
-        frames.append(arrow_table.to_pandas())
+        # One pandas block per column, converted without copies where Arrow allows, Arrow buffers freed as it goes.
+        frames.append(arrow_table.to_pandas(split_blocks=True, self_destruct=True))
+        del arrow_table
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     stored_kind = metadata.get("kind")
     if stored_kind is not None and stored_kind != kind:
