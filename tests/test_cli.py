@@ -97,3 +97,16 @@ def test_validate_and_score_reject_the_same_values_with_the_same_message(tables,
     assert validate_error == score_error == f"neuroneval: error: {path}: {message}\n"
     assert not (tmp_path / "s.csv").exists()
 
+
+def test_score_output_has_the_users_normal_permissions(tables, tmp_path: Path) -> None:
+    import os
+
+    activation_path, concept_path = tables
+    previous = os.umask(0o022)
+    try:
+        assert main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts",
+                     str(concept_path), "--out", str(tmp_path / "s.csv")]) == 0
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "s.csv").stat().st_mode & 0o777 == 0o644
+

@@ -1,5 +1,6 @@
 """The table contract of docs/design.md §2.1: every bad input is a clear error, nothing half-written is left."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -192,3 +193,21 @@ def test_validated_values_are_one_float32_block(tmp_path: Path) -> None:
     np.testing.assert_array_equal(matrix, activation_frame(n=7, units=4)[["0", "1", "2", "3"]].to_numpy())
     assert np.shares_memory(matrix, io.value_matrix(loaded))  # no copy per call
 
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_atomic_writes_get_the_modes_of_a_plain_open(tmp_path: Path, umask: int) -> None:
+    previous = os.umask(umask)
+    try:
+        written = [io.write_csv(tmp_path / "r.csv", pd.DataFrame({"a": [1]})),
+                   io.write_json(tmp_path / "r.json", {"a": 1}),
+                   io.write_activation_table(tmp_path / "a.parquet", activation_frame(), metadata={})]
+        with io.atomic_path(tmp_path / "raw.txt") as tmp:
+            tmp.write_text("x")
+        written.append(tmp_path / "raw.txt")
+        with open(tmp_path / "plain.txt", "w") as handle:
+            handle.write("x")
+    finally:
+        os.umask(previous)
+    plain = (tmp_path / "plain.txt").stat().st_mode & 0o777
+    assert plain == 0o666 & ~umask
+    assert {path.name: path.stat().st_mode & 0o777 for path in written} == {path.name: plain for path in written}

@@ -37,17 +37,35 @@ class TableError(ValueError):
     """A table on disk or in memory breaks the data contract; the message names file, column and row."""
 
 
+def current_umask() -> int:
+    """The process's file mode creation mask (read from /proc on Linux, else set and restored at once)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; rename it onto ``path`` only if the block succeeds.
 
     The temporary file lives in the destination directory (so the rename is atomic on POSIX) and is removed
-    if the block raises, leaving any previous version of ``path`` untouched.
+    if the block raises, leaving any previous version of ``path`` untouched. It gets the mode a plain
+    ``open(path, "w")`` would give (``0o666`` less the umask, e.g. ``0o644`` under umask 022), not the
+    private ``0o600`` of :func:`tempfile.mkstemp`, so every atomic write leaves normally readable files.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
+    try:
+        os.fchmod(handle, 0o666 & ~current_umask())
+    finally:
+        os.close(handle)
     tmp_path = Path(tmp_name)
     try:
         yield tmp_path
