@@ -110,3 +110,25 @@ def test_score_output_has_the_users_normal_permissions(tables, tmp_path: Path) -
         os.umask(previous)
     assert (tmp_path / "s.csv").stat().st_mode & 0o777 == 0o644
 
+
+@pytest.mark.parametrize("budget", ["unbounded", "16M", "auto", "268435456"])
+def test_memory_budget_changes_no_score(tables, tmp_path: Path, budget: str) -> None:
+    activation_path, concept_path = tables
+    outs = []
+    for setting in ("auto", budget):
+        out = tmp_path / f"{setting}.csv"
+        assert main(["score", "--metric", "spearman", "--activations", str(activation_path), "--concepts",
+                     str(concept_path), "--out", str(out), "--memory-budget", setting, "--no-progress"]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_bad_memory_budgets_are_usage_errors(tables, tmp_path: Path, capsys) -> None:
+    activation_path, concept_path = tables
+    with pytest.raises(SystemExit):
+        main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts", str(concept_path),
+              "--out", str(tmp_path / "s.csv"), "--memory-budget", "lots"])
+    assert "--memory-budget" in capsys.readouterr().err
+    assert main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts", str(concept_path),
+                 "--out", str(tmp_path / "s.csv"), "--memory-budget", "1K"]) == 2
+    assert "memory_budget must be" in capsys.readouterr().err
