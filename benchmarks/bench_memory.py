@@ -13,9 +13,12 @@ of the whole process: interpreter, inputs and scoring) and the seconds of the sc
 
 ``unbounded`` is the engine before memory budgets (every unit's features at once, 2**24-element temporaries);
 ``auto`` the default (working memory about the size of the inputs); any other value is a budget in bytes (K/M/G
-suffixes allowed). The table gives, per metric and budget, peak memory in GiB and as a multiple of the inputs
-(``4·n·(K + C)`` bytes), seconds, the ratios of the last budget to the first, and the largest difference between
-their scores. Before each run the script waits until ``--min-available-gib`` of memory is available.
+suffixes allowed). ``--baseline-src DIR`` adds a first column, ``baseline``, run with the package in DIR (e.g. the
+``src`` of ``git archive <commit before budgets>``) and its defaults: the code before this change, reader included.
+
+The table gives, per metric and budget, peak memory in GiB and as a multiple of the inputs (``4·n·(K + C)``
+bytes), seconds, the ratios of the last budget to the first, and the largest difference between their scores.
+Before each run the script waits until ``--min-available-gib`` of memory is available.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from pathlib import Path
 import numpy as np
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-sys.path.insert(0, str(SRC))
+sys.path.insert(0, os.environ.get("BENCH_MEMORY_SRC", str(SRC)))
 
 BLOCK_ROWS = 4096
+#: The column run with ``--baseline-src``.
+BASELINE = "baseline"
 
 
 def make_inputs(n: int, n_units: int, n_concepts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +78,9 @@ def peak_rss() -> int:
 
 def child(arguments: argparse.Namespace) -> None:
     """One measurement: print a JSON line with seconds, peak RSS and where the scores were saved."""
-    budget = parse_budget(arguments.budget)
+    baseline = arguments.budget == BASELINE
+    budget_options = {} if baseline else {"memory_budget": parse_budget(arguments.budget),
+                                          "progress": arguments.progress}
     if arguments.entry == "library":
         from neuroneval.metrics import NeuronEvalWarning, score
 
@@ -82,8 +89,7 @@ def child(arguments: argparse.Namespace) -> None:
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NeuronEvalWarning)
-            scores = score(arguments.metric, activations, concepts, memory_budget=budget,
-                           progress=arguments.progress, **params_of(arguments.metric))
+            scores = score(arguments.metric, activations, concepts, **budget_options, **params_of(arguments.metric))
         seconds = time.perf_counter() - started
     else:
         import pandas as pd
@@ -93,11 +99,11 @@ def child(arguments: argparse.Namespace) -> None:
         before = peak_rss()
         out = Path(arguments.out).with_suffix(".csv")
         command = ["score", "--metric", arguments.metric, "--activations", arguments.activations,
-                   "--concepts", arguments.concepts_table, "--out", str(out), "--memory-budget", arguments.budget]
+                   "--concepts", arguments.concepts_table, "--out", str(out)]
         for name, value in params_of(arguments.metric).items():
             command += [f"--{name}", str(value)]
-        if not arguments.progress:
-            command.append("--no-progress")
+        if not baseline:
+            command += ["--memory-budget", arguments.budget] + ([] if arguments.progress else ["--no-progress"])
         started = time.perf_counter()
         if main(command) != 0:
             raise SystemExit(f"neuroneval score failed: {command}")
@@ -155,8 +161,9 @@ def run_one(arguments: argparse.Namespace, metric: str, budget: str, folder: Pat
     if arguments.progress:
         command.append("--progress")
     threads = str(arguments.threads)
+    source = arguments.baseline_src if budget == BASELINE else str(SRC)
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-           "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")]), "BENCH_MEMORY_SRC": source}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=arguments.timeout)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
@@ -179,6 +186,8 @@ def main() -> None:
     parser.add_argument("--min-available-gib", type=float, default=0.0,
                         help="wait (up to 30 min) before each run until this much memory is available")
     parser.add_argument("--progress", action="store_true", help="show the engine's progress bars")
+    parser.add_argument("--baseline-src", default=None,
+                        help="a source tree (the 'src' folder) of an earlier version, run first as column 'baseline'")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--metric", help=argparse.SUPPRESS)
     parser.add_argument("--budget", help=argparse.SUPPRESS)
@@ -196,6 +205,8 @@ def main() -> None:
     budgets = arguments.budgets.split(",")
     for budget in budgets:
         parse_budget(budget)  # fail early on a typo
+    if arguments.baseline_src:
+        budgets.insert(0, BASELINE)
     n, n_units, n_concepts = arguments.n, arguments.units, arguments.concepts
     inputs = 4 * n * (n_units + n_concepts)
     print(f"n = {n:,} inputs × K = {n_units} units × C = {n_concepts} concepts; inputs (float32) "
