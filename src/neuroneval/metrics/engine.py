@@ -109,7 +109,7 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     per_pass = max(1, min(GRID_ELEMENTS // (blocks[0].size * activations.shape[0]), chunking.grid_points))
     passes = range(0, len(params_list), per_pass)
     kernel, pairing, concept_store = KERNELS[metric], AllPairs(be), {}
-    with progress_bar(len(blocks) * len(passes), metric, enabled=progress) as bar:
+    with progress_bar(n_units * n_concepts * len(params_list), metric, enabled=progress) as bar:
         for positions in blocks:
             block_rows = unit_rows[positions]
             shared_unit_cache: Any = {} if cache is None else cache.view(activations, _group(block_rows, params_list[0],
@@ -127,7 +127,7 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
                     for offset in range(len(points)):
                         scores = block[offset * block_rows.size:(offset + 1) * block_rows.size]
                         outs[first + offset][positions[0]:positions[-1] + 1, start:stop] = scores
-                bar.update(1)
+                    bar.update(block_rows.size * (stop - start) * len(points))
     return outs
 
 
@@ -158,7 +158,7 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
     chunking = _plan(metric, params, activations, concepts, unit_rows.size, cache)
     kernel, concept_store = KERNELS[metric], {}
     blocks = _blocks(np.arange(unit_rows.size), chunking.unit_block)
-    with progress_bar(len(blocks), metric, enabled=progress) as bar:
+    with progress_bar(pairs.shape[0], metric, enabled=progress) as bar:
         for positions in blocks:
             in_block = np.flatnonzero((unit_positions >= positions[0]) & (unit_positions <= positions[-1]))
             block_rows = unit_rows[positions]
@@ -174,7 +174,7 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
                 concept_rows, concept_positions = np.unique(pairs[group, 1], return_inverse=True)
                 pairing = ListedPairs(be, unit_positions[group] - positions[0], concept_positions)
                 out[group] = be.to_numpy(kernel(ctx, ConceptChunk(ctx, concept_rows), pairing))
-            bar.update(1)
+                bar.update(group.size)
     return out
 
 

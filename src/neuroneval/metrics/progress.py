@@ -1,7 +1,8 @@
-"""The progress bar of a scoring call (``progress=True``): one tqdm bar over its blocks, shown after a delay.
+"""The progress bar of a scoring call (``progress=True``): one tqdm bar over its pairs, shown after a delay.
 
-A call is cut into steps (a unit block against a concept chunk, :mod:`neuroneval.metrics.budget`). With
-``progress=True`` a tqdm bar on stderr counts them; it appears only once the call has run for
+A call scores its (unit, concept) pairs a unit block against a concept chunk at a time
+(:mod:`neuroneval.metrics.budget`). With ``progress=True`` a tqdm bar on stderr counts the pairs scored (times the
+grid points of ``score_grid``); it appears only once the call has run for
 :data:`DELAY_S` seconds, so quick calls print nothing, and it is removed when the call ends. With
 ``progress=False`` nothing is printed.
 """
@@ -15,6 +16,6 @@ DELAY_S = 2.0
 
 
 def progress_bar(total: int, metric: str, *, enabled: bool) -> tqdm:
-    """A bar over ``total`` steps labelled with the metric (a silent one when not ``enabled``)."""
-    return tqdm(total=total, desc=f"scoring {metric}", unit="block", disable=not enabled, delay=DELAY_S,
-                leave=False, dynamic_ncols=True)
+    """A bar over ``total`` pairs labelled with the metric (a silent one when not ``enabled``)."""
+    return tqdm(total=total, desc=f"scoring {metric}", unit="pair", unit_scale=True, disable=not enabled,
+                delay=DELAY_S, leave=False, dynamic_ncols=True)
