@@ -57,3 +57,78 @@ def test_score_rejects_a_parameter_the_metric_does_not_take(tables, tmp_path: Pa
                  "--concepts", str(concept_path), "--out", str(tmp_path / "x.csv")])
     assert code == 2 and "takes no parameter 'alpha'" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
+
+
+def _foreign_table(path: Path, values: dict[str, np.ndarray]) -> Path:
+    """A Parquet file written without the library's checks (as another tool would)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(next(iter(values.values())))
+    pq.write_table(pa.Table.from_pandas(pd.DataFrame({"input_id": np.arange(n), **values}), preserve_index=False),
+                   path)
+    return path
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("activation", "column 'u1' has value 1e+300 at input_id 3 (row 3), which overflows float32 (|x| > 3.402823e+38)"),
+    ("activation_nan", "column 'u1' has a non-finite value nan at input_id 3 (row 3)"),
+    ("concept", "concept column 'cat' has value 2.0 outside [0, 1] at input_id 5 (row 5)"),
+])
+def test_validate_and_score_reject_the_same_values_with_the_same_message(tables, tmp_path: Path, capsys, bad: str,
+                                                                          message: str) -> None:
+    activation_path, concept_path = tables
+    n = 200
+    if bad.startswith("activation"):
+        u1 = np.random.default_rng(1).normal(size=n)
+        u1[3] = 1e300 if bad == "activation" else np.nan
+        activation_path = _foreign_table(tmp_path / "bad.parquet", {"u0": np.zeros(n), "u1": u1})
+        kind, path = "activation", activation_path
+    else:
+        cat = np.linspace(0, 1, n)
+        cat[5] = 2.0
+        concept_path = _foreign_table(tmp_path / "bad.parquet", {"dog": np.zeros(n), "cat": cat})
+        kind, path = "concept", concept_path
+    assert main(["validate", str(path), "--kind", kind]) == 2
+    validate_error = capsys.readouterr().err
+    assert main(["score", "--metric", "auc", "--activations", str(activation_path), "--concepts", str(concept_path),
+                 "--out", str(tmp_path / "s.csv")]) == 2
+    score_error = capsys.readouterr().err
+    assert validate_error == score_error == f"neuroneval: error: {path}: {message}\n"
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_score_output_has_the_users_normal_permissions(tables, tmp_path: Path) -> None:
+    import os
+
+    activation_path, concept_path = tables
+    previous = os.umask(0o022)
+    try:
+        assert main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts",
+                     str(concept_path), "--out", str(tmp_path / "s.csv")]) == 0
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "s.csv").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("budget", ["unbounded", "16M", "auto", "268435456"])
+def test_memory_budget_changes_no_score(tables, tmp_path: Path, budget: str) -> None:
+    activation_path, concept_path = tables
+    outs = []
+    for setting in ("auto", budget):
+        out = tmp_path / f"{setting}.csv"
+        assert main(["score", "--metric", "spearman", "--activations", str(activation_path), "--concepts",
+                     str(concept_path), "--out", str(out), "--memory-budget", setting, "--no-progress"]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_bad_memory_budgets_are_usage_errors(tables, tmp_path: Path, capsys) -> None:
+    activation_path, concept_path = tables
+    with pytest.raises(SystemExit):
+        main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts", str(concept_path),
+              "--out", str(tmp_path / "s.csv"), "--memory-budget", "lots"])
+    assert "--memory-budget" in capsys.readouterr().err
+    assert main(["score", "--metric", "iou", "--activations", str(activation_path), "--concepts", str(concept_path),
+                 "--out", str(tmp_path / "s.csv"), "--memory-budget", "1K"]) == 2
+    assert "memory_budget must be" in capsys.readouterr().err

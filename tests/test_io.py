@@ -1,5 +1,6 @@
 """The table contract of docs/design.md §2.1: every bad input is a clear error, nothing half-written is left."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +162,52 @@ def test_csv_writes_are_byte_identical(tmp_path: Path) -> None:
     first = io.write_csv(tmp_path / "a.csv", frame).read_bytes()
     second = io.write_csv(tmp_path / "b.csv", frame).read_bytes()
     assert first == second == b"metric,value\nauc,0.333333\niou,0.666667\n"
+
+
+def test_a_float64_value_that_overflows_float32_is_rejected_on_read_and_write(tmp_path: Path) -> None:
+    """1e300 is finite as float64 but inf as the float32 the table stores: named with file, column and row."""
+    frame = activation_frame().astype({"1": np.float64})
+    frame.loc[4, "1"] = 1e300
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), foreign)
+    expected = r"foreign\.parquet: column '1' has value 1e\+300 at input_id 4 \(row 4\), which overflows float32"
+    with pytest.raises(io.TableError, match=expected):
+        io.read_activation_table(foreign)
+    with pytest.raises(io.TableError, match=r"column '1' has value 1e\+300 at input_id 4 \(row 4\)"):
+        io.write_activation_table(tmp_path / "acts.parquet", frame, metadata={})
+
+
+def test_rows_are_named_by_position_in_the_file_and_by_input_id(tmp_path: Path) -> None:
+    frame = concept_frame().iloc[::-1].reset_index(drop=True)  # input_id 5 … 0
+    frame.loc[1, "dog"] = -0.25  # input_id 4
+    with pytest.raises(io.TableError, match=r"concept column 'dog' has value -0\.25 outside \[0, 1\] at input_id 4 "
+                                            r"\(row 1\)"):
+        io.validate_table(frame, source="c.parquet", kind="concept")
+
+
+def test_validated_values_are_one_float32_block(tmp_path: Path) -> None:
+    frame = activation_frame(n=7, units=4).iloc[::-1]
+    loaded = io.validate_table(frame, source="acts")
+    matrix = io.value_matrix(loaded)
+    assert matrix.dtype == np.float32 and matrix.shape == (7, 4)
+    np.testing.assert_array_equal(matrix, activation_frame(n=7, units=4)[["0", "1", "2", "3"]].to_numpy())
+    assert np.shares_memory(matrix, io.value_matrix(loaded))  # no copy per call
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_atomic_writes_get_the_modes_of_a_plain_open(tmp_path: Path, umask: int) -> None:
+    previous = os.umask(umask)
+    try:
+        written = [io.write_csv(tmp_path / "r.csv", pd.DataFrame({"a": [1]})),
+                   io.write_json(tmp_path / "r.json", {"a": 1}),
+                   io.write_activation_table(tmp_path / "a.parquet", activation_frame(), metadata={})]
+        with io.atomic_path(tmp_path / "raw.txt") as tmp:
+            tmp.write_text("x")
+        written.append(tmp_path / "raw.txt")
+        with open(tmp_path / "plain.txt", "w") as handle:
+            handle.write("x")
+    finally:
+        os.umask(previous)
+    plain = (tmp_path / "plain.txt").stat().st_mode & 0o777
+    assert plain == 0o666 & ~umask
+    assert {path.name: path.stat().st_mode & 0o777 for path in written} == {path.name: plain for path in written}

@@ -16,6 +16,9 @@ Score every (unit, concept) pair of two tables with one metric and write a tidy 
         --activations data/activations/vision_probe/vision_cnn/softmax.parquet \
         --concepts data/concepts/vision_probe/labels.parquet --out iou.csv
 
+It works within ``--memory-budget`` (default ``auto``: about the inputs' size; e.g. ``2G``) and shows a progress
+bar on stderr once it has run for 2 s (``--no-progress`` turns it off).
+
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
 images::
@@ -67,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "exactly k inputs")
     score.add_argument("--ties", choices=["average", "reference"], default="average")
     score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--memory-budget", dest="memory_budget", type=memory_budget, default="auto",
+                       help="working memory beyond the inputs: bytes with an optional K/M/G suffix (e.g. 2G), "
+                            "'auto' (default: the inputs' float32 size, at least 256M) or 'unbounded' (fastest "
+                            "on small tables, ~10-20x the inputs on large ones)")
+    score.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bar (by default one appears on stderr after 2 s)")
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -104,6 +113,20 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
     ingest.add_argument("--seed", type=int, default=0)
     return parser
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def memory_budget(text: str) -> int | str:
+    """``--memory-budget``: ``auto``, ``unbounded`` or bytes with an optional binary suffix (``512M``, ``2G``)."""
+    if text in ("auto", "unbounded"):
+        return text
+    number, unit = text.rstrip("KMGTkmgt"), text[len(text.rstrip("KMGTkmgt")):].upper()
+    if unit not in _UNITS or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"expected 'auto', 'unbounded' or bytes such as 536870912, 512M or 2G; "
+                                         f"got {text!r}")
+    return int(number) * _UNITS[unit]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,7 +172,8 @@ def _score(arguments: argparse.Namespace) -> None:
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
-    params: dict[str, object] = {"ties": arguments.ties, "seed": arguments.seed}
+    params: dict[str, object] = {"ties": arguments.ties, "seed": arguments.seed,
+                                 "memory_budget": arguments.memory_budget}
     accepted = METRICS[arguments.metric].params if arguments.metric in METRICS else ("alpha", "lam", "top_alpha")
     for name in ("alpha", "lam", "top_alpha"):
         value = getattr(arguments, name)
@@ -157,7 +181,8 @@ def _score(arguments: argparse.Namespace) -> None:
             if name not in accepted:
                 raise ValueError(f"metric {arguments.metric!r} takes no parameter {name!r}")
             params[name] = value
-    scores = score(arguments.metric, io.value_matrix(activations), io.value_matrix(concepts), **params)
+    scores = score(arguments.metric, io.value_matrix(activations), io.value_matrix(concepts),
+                   progress=arguments.progress, **params)
     unit_names = [column for column in activations.columns if column != io.ID_COLUMN]
     concept_names = [column for column in concepts.columns if column != io.ID_COLUMN]
     tidy = pd.DataFrame({

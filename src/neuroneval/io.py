@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +37,35 @@ class TableError(ValueError):
     """A table on disk or in memory breaks the data contract; the message names file, column and row."""
 
 
+def current_umask() -> int:
+    """The process's file mode creation mask (read from /proc on Linux, else set and restored at once)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; rename it onto ``path`` only if the block succeeds.
 
     The temporary file lives in the destination directory (so the rename is atomic on POSIX) and is removed
-    if the block raises, leaving any previous version of ``path`` untouched.
+    if the block raises, leaving any previous version of ``path`` untouched. It gets the mode a plain
+    ``open(path, "w")`` would give (``0o666`` less the umask, e.g. ``0o644`` under umask 022), not the
+    private ``0o600`` of :func:`tempfile.mkstemp`, so every atomic write leaves normally readable files.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
+    try:
+        os.fchmod(handle, 0o666 & ~current_umask())
+    finally:
+        os.close(handle)
     tmp_path = Path(tmp_name)
     try:
         yield tmp_path
@@ -80,7 +98,8 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
 def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation") -> pd.DataFrame:
     """Check ``frame`` against the table contract and return a normalised copy.
 
-    Normalisation: ``input_id`` becomes int64, value columns float32, rows sorted by ``input_id``.
+    Normalisation: ``input_id`` becomes int64, value columns float32 (one block, no further copy), rows sorted by
+    ``input_id``. Values are checked by :func:`check_column` as they will be stored (float32).
 
     Parameters
     ----------
@@ -95,14 +114,26 @@ def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation"
     ------
     TableError
         Empty table, missing/non-integer/duplicate ids, non-string or duplicate column names, non-numeric
-        value columns, NaN/inf values, concept values outside [0, 1].
+        value columns, NaN/inf values or values that overflow float32, concept values outside [0, 1].
     """
+    value_columns = _check_header(frame, len(frame), source=source, kind=kind)
+    return _assemble(frame[ID_COLUMN], value_columns, lambda names: frame[names], source=source, kind=kind)
+
+
+#: Bytes of value columns (as float64) read and checked at a time: reading a table holds its float32 block plus
+#: about this much.
+COLUMN_BATCH_BYTES = 2**26
+
+
+def _check_header(frame: pd.DataFrame, n_rows: int, *, source: str, kind: str) -> list[str]:
+    """The value columns of a table whose columns are ``frame.columns`` and which has ``n_rows`` rows, or
+    :class:`TableError` for a missing ``input_id``, no rows, no value column, non-string or duplicate names."""
     if kind not in ("activation", "concept"):
         raise ValueError(f"kind must be 'activation' or 'concept', got {kind!r}")
     if ID_COLUMN not in frame.columns:
         raise TableError(f"{source}: missing column {ID_COLUMN!r} (columns: {list(frame.columns)[:5]}...)")
     value_columns = [column for column in frame.columns if column != ID_COLUMN]
-    if len(frame) == 0:
+    if n_rows == 0:
         raise TableError(f"{source}: table has no rows")
     if not value_columns:
         raise TableError(f"{source}: table has no {kind} columns besides {ID_COLUMN!r}")
@@ -112,11 +143,17 @@ def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation"
     if len(set(frame.columns)) != len(frame.columns):
         duplicated = frame.columns[frame.columns.duplicated()].tolist()
         raise TableError(f"{source}: duplicate column names {duplicated[:3]!r}")
+    return value_columns
 
-    ids = frame[ID_COLUMN]
-    if not pd.api.types.is_integer_dtype(ids.dtype):
-        raise TableError(f"{source}: column {ID_COLUMN!r} must be integer, got dtype {ids.dtype}")
-    ids = ids.to_numpy(dtype=np.int64)
+
+def _assemble(id_series: pd.Series, value_columns: list[str], read_columns: Callable[[list[str]], pd.DataFrame], *,
+              source: str, kind: str) -> pd.DataFrame:
+    """The normalised frame: ids checked and sorted, value columns checked (:func:`check_column`) and copied, a
+    batch of :data:`COLUMN_BATCH_BYTES` at a time from ``read_columns(names)``, into one float32 block that the
+    frame wraps without a copy."""
+    if not pd.api.types.is_integer_dtype(id_series.dtype):
+        raise TableError(f"{source}: column {ID_COLUMN!r} must be integer, got dtype {id_series.dtype}")
+    ids = id_series.to_numpy(dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     duplicate_at = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
@@ -124,33 +161,52 @@ def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation"
         bad_id = int(sorted_ids[duplicate_at[0]])
         rows = np.flatnonzero(ids == bad_id)[:2].tolist()
         raise TableError(f"{source}: duplicate {ID_COLUMN} {bad_id} at rows {rows}")
-
-    values = {}
-    for column in value_columns:
-        series = frame[column]
-        if not (pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_integer_dtype(series.dtype)
-                or pd.api.types.is_bool_dtype(series.dtype)):
-            raise TableError(f"{source}: column {column!r} must be numeric (float32), got dtype {series.dtype}")
-        column_values = series.to_numpy(dtype=np.float64)[order]
-        finite = np.isfinite(column_values)
-        if not finite.all():
-            row = int(np.flatnonzero(~finite)[0])
-            raise TableError(
-                f"{source}: column {column!r} has a non-finite value {column_values[row]} "
-                f"at {ID_COLUMN} {int(sorted_ids[row])}"
-            )
-        if kind == "concept":
-            outside = (column_values < 0.0) | (column_values > 1.0)
-            if outside.any():
-                row = int(np.flatnonzero(outside)[0])
-                raise TableError(
-                    f"{source}: concept column {column!r} has value {column_values[row]} outside [0, 1] "
-                    f"at {ID_COLUMN} {int(sorted_ids[row])}"
-                )
-        values[column] = column_values.astype(np.float32)
-
-    normalised = pd.DataFrame({ID_COLUMN: sorted_ids, **values})
+    already_sorted = bool(np.all(ids[1:] > ids[:-1]))
+    block = np.empty((len(value_columns), ids.size), dtype=np.float32)
+    batch = max(1, COLUMN_BATCH_BYTES // (8 * ids.size))
+    for first in range(0, len(value_columns), batch):
+        names = value_columns[first:first + batch]
+        part = read_columns(names)
+        for position, column in enumerate(names, start=first):
+            series = part[column]
+            if not (pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_integer_dtype(series.dtype)
+                    or pd.api.types.is_bool_dtype(series.dtype)):
+                raise TableError(f"{source}: column {column!r} must be numeric (float32), got dtype {series.dtype}")
+            raw = (series.to_numpy() if isinstance(series.dtype, np.dtype)
+                   else series.to_numpy(dtype=np.float64, na_value=np.nan))
+            stored = check_column(raw, source=source, column=column, kind=kind, ids=ids)
+            block[position] = stored if already_sorted else stored[order]
+        del part
+    normalised = pd.DataFrame(block.T, columns=value_columns, copy=False)
+    normalised.insert(0, ID_COLUMN, sorted_ids)
     return normalised
+
+
+def check_column(values: np.ndarray, *, source: str, column: str, kind: str, ids: np.ndarray) -> np.ndarray:
+    """One column as stored (float32, returned), or :class:`TableError` unless every value is valid as stored.
+
+    A value is invalid when it is NaN or ±inf, when it is finite but overflows float32 (|x| > 3.4e38, e.g. a
+    float64 1e300), or, in a concept table, when it lies outside [0, 1]. The message names the file, the column,
+    the row (position in the file) and its ``input_id``, and is the same whoever reads the table (``neuroneval
+    validate``, ``neuroneval score``, the workflow).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        stored = values.astype(np.float32)
+    finite = np.isfinite(stored)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        where = f"at {ID_COLUMN} {int(ids[row])} (row {row})"
+        if not np.isfinite(values[row]):
+            raise TableError(f"{source}: column {column!r} has a non-finite value {values[row]} {where}")
+        raise TableError(f"{source}: column {column!r} has value {values[row]} {where}, which overflows float32 "
+                         f"(|x| > {float(np.finfo(np.float32).max):.7g})")
+    if kind == "concept":
+        outside = (values < 0) | (values > 1)
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            raise TableError(f"{source}: concept column {column!r} has value {values[row]} outside [0, 1] at "
+                             f"{ID_COLUMN} {int(ids[row])} (row {row})")
+    return stored
 
 
 def _write_table(path: str | os.PathLike, frame: pd.DataFrame, metadata: Mapping[str, Any], kind: str) -> Path:
@@ -176,37 +232,56 @@ def _json_default(value: Any) -> Any:
 
 
 def _read_table(path: str | os.PathLike, kind: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a table file or directory of shards column batch by column batch (:func:`_assemble`), so that reading
+    holds the result plus one batch, not several copies of the table."""
     source = Path(path)
     if not source.exists():
         raise TableError(f"{source}: no such {kind} table")
     files = sorted(source.glob("*.parquet")) if source.is_dir() else [source]
     if not files:
         raise TableError(f"{source}: directory holds no .parquet shards")
-    frames = []
-    metadata: dict[str, Any] = {}
-    first_schema = None
-    for file in files:
-        try:
-            arrow_table = pq.read_table(file)
-        except (pa.ArrowException, OSError) as error:
-            raise TableError(f"{file}: not a readable Parquet file ({error})") from error
-        schema = arrow_table.schema.remove_metadata()
-        if first_schema is None:
-            first_schema = schema
-            raw = (arrow_table.schema.metadata or {}).get(METADATA_KEY)
-            if raw is not None:
+    shards: list[pq.ParquetFile] = []
+    try:
+        metadata: dict[str, Any] = {}
+        for file in files:
+            try:
+                shards.append(pq.ParquetFile(file))
+            except (pa.ArrowException, OSError) as error:
+                raise TableError(f"{file}: not a readable Parquet file ({error})") from error
+            schema = shards[-1].schema_arrow
+            if len(shards) == 1:
+                raw = (schema.metadata or {}).get(METADATA_KEY)
+                if raw is not None:
+                    try:
+                        metadata = json.loads(raw)
+                    except json.JSONDecodeError as error:
+                        raise TableError(f"{file}: corrupt neuroneval metadata ({error})") from error
+            elif not schema.remove_metadata().equals(shards[0].schema_arrow.remove_metadata()):
+                raise TableError(f"{file}: schema differs from the first shard {files[0].name}")
+        stored_kind = metadata.get("kind")
+        if stored_kind is not None and stored_kind != kind:
+            raise TableError(f"{source}: holds a {stored_kind} table, expected a {kind} table")
+
+        def read_columns(names: list[str]) -> pd.DataFrame:
+            frames = []
+            for file, shard in zip(files, shards, strict=True):
                 try:
-                    metadata = json.loads(raw)
-                except json.JSONDecodeError as error:
-                    raise TableError(f"{file}: corrupt neuroneval metadata ({error})") from error
-        elif not schema.equals(first_schema):
-            raise TableError(f"{file}: schema differs from the first shard {files[0].name}")
-        frames.append(arrow_table.to_pandas())
-    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    stored_kind = metadata.get("kind")
-    if stored_kind is not None and stored_kind != kind:
-        raise TableError(f"{source}: holds a {stored_kind} table, expected a {kind} table")
-    return validate_table(frame, source=str(source), kind=kind), metadata
+                    table = shard.read(columns=names)
+                except (pa.ArrowException, OSError) as error:
+                    raise TableError(f"{file}: not a readable Parquet file ({error})") from error
+                frames.append(table.to_pandas(split_blocks=True, self_destruct=True))
+                del table
+            return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+        header = shards[0].schema_arrow.empty_table().to_pandas()
+        n_rows = sum(shard.metadata.num_rows for shard in shards)
+        value_columns = _check_header(header, n_rows, source=str(source), kind=kind)
+        frame = _assemble(read_columns([ID_COLUMN])[ID_COLUMN], value_columns, read_columns, source=str(source),
+                          kind=kind)
+    finally:
+        for shard in shards:
+            shard.close()
+    return frame, metadata
 
 
 def write_activation_table(path: str | os.PathLike, frame: pd.DataFrame, *, metadata: Mapping[str, Any]) -> Path:

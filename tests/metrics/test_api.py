@@ -247,3 +247,21 @@ def test_score_grid_points_may_vary_only_alpha_and_lambda(tricky_data) -> None:
         score_grid("auc", activations, concepts, None, [])
     with pytest.raises(ValueError, match="takes no parameter"):
         score_grid("correlation", activations, concepts, None, [{"alpha": 0.1}])
+
+
+@pytest.mark.parametrize("function", [score, score_units, score_pairs, score_grid])
+def test_concept_values_outside_zero_one_are_rejected_with_row_and_column(function) -> None:
+    rng = np.random.default_rng(4)
+    activations, concepts = rng.standard_normal((30, 3)), rng.random((30, 4))
+    concepts[7, 2], concepts[9, 0] = 2.0, -0.5
+    call = {score: lambda a, c: score("iou", a, c),
+            score_units: lambda a, c: score_units("iou", a, c, [0]),
+            score_pairs: lambda a, c: score_pairs("iou", a, c, [[0, 0]]),
+            score_grid: lambda a, c: score_grid("iou", a, c, None, [{"alpha": 0.1}])}[function]
+    with pytest.raises(ValueError, match=r"concepts must lie in \[0, 1\].*2 value\(s\) outside, first 2\.0 at row 7, "
+                                         r"column 2$"):
+        call(activations, concepts)
+    frame = pd.DataFrame(concepts, columns=["dog", "cat", "pet", "animal"])
+    with pytest.raises(ValueError, match=r"first 2\.0 at row 7, column 2 \('pet'\)"):
+        call(activations, frame)
+    call(activations, np.clip(concepts, 0.0, 1.0))  # the bounds themselves are valid

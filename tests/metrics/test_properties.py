@@ -42,11 +42,16 @@ def test_f1_is_the_harmonic_mean_of_recall_and_precision(activations, concepts, 
 @given(activations=arrays(np.float64, (30, 3), elements=st.floats(-100, 100, width=32)),
        concepts=arrays(np.float64, (30, 3), elements=st.floats(0, 1, width=32)))
 def test_correlation_is_cosine_of_centred_vectors(activations, concepts) -> None:
-    """000 Eq. A.12 (rows that centre to all-zero are excluded: both metrics define them as 0)."""
+    """000 Eq. A.12 (rows that centre to all-zero are excluded: both metrics define them as 0).
+
+    Centred concepts leave [0, 1], which ``score`` rejects, so their cosine is computed here; the engine's cosine
+    equals this formula (tests/metrics/test_oracles.py).
+    """
     centred_a = activations - activations.mean(axis=0)
     centred_c = concepts - concepts.mean(axis=0)
     correlation = quiet_score(score, "correlation", activations, concepts)
-    cosine = quiet_score(score, "cosine", centred_a, centred_c)
+    norms = np.linalg.norm(centred_a, axis=0)[:, None] * np.linalg.norm(centred_c, axis=0)[None, :]
+    cosine = (centred_a.T @ centred_c) / np.where(norms == 0, 1.0, norms)
     constant_a = np.all(activations == activations[0], axis=0)
     constant_c = np.all(concepts == concepts[0], axis=0)
     keep = ~constant_a[:, None] & ~constant_c[None, :]

@@ -92,6 +92,7 @@ def evaluate_metric(
     n_boot: int = 0,
     ci_level: float = 0.95,
     boot_seed: int = 0,
+    progress: bool = False,
 ) -> MetaResult:
     """Choose the metric's α/λ by validation meta-AUPRC, then report meta-AUPRC on the test units.
 
@@ -100,6 +101,7 @@ def evaluate_metric(
     ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation; ``cache`` shares the units'
     prepared features with the other metrics scored on the same activations. With ``n_boot > 0`` the test
     meta-AUPRC gets a percentile bootstrap interval over test units (:func:`bootstrap_meta_auprc`, α/λ fixed).
+    ``progress`` shows the engine's bar for scoring calls that run longer than 2 s.
     """
     spec = get_spec(metric)
     higher = spec.higher_is_better
@@ -111,19 +113,19 @@ def evaluate_metric(
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
     if len(grid) == 1:  # nothing to choose: score validation and test units in one call
         units = np.concatenate([val_units, test_units])
-        scores = score_units(metric, activations, concepts, units, cache=cache, **fixed_params)
+        scores = score_units(metric, activations, concepts, units, cache=cache, progress=progress, **fixed_params)
         val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
         best_params: Mapping[str, float] = grid[0]
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
     else:
-        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params, cache)
+        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params, cache, progress)
         best_val, best_params = -math.inf, {}
         for point, val_scores in zip(grid, val_grid, strict=True):
             val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
             if val > best_val:
                 best_val, best_params = val, point
         test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed_params,
-                                      cache)[0]
+                                      cache, progress)[0]
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     low, high = (bootstrap_meta_auprc(test_scores, truth[test_units], n_boot=n_boot, seed=boot_seed, level=ci_level,
                                       higher_is_better=higher) if n_boot > 0 else (float("nan"), float("nan")))
@@ -140,6 +142,7 @@ def _scores_on_grid(
     grid: Sequence[Mapping[str, float]],
     fixed_params: Mapping[str, object],
     cache: FeatureCache | None = None,
+    progress: bool = False,
 ) -> list[np.ndarray]:
     """Scores (len(units), C) at each grid point, from one :func:`neuroneval.metrics.score_grid` pass.
 
@@ -147,12 +150,12 @@ def _scores_on_grid(
     (000 Eq. A.9) does not depend on α: λ = 0 is scored at every α and λ = 1 at the first α only.
     """
     if not any("lam" in point for point in grid):
-        return score_grid(metric, activations, concepts, units, grid, cache=cache, **fixed_params)
+        return score_grid(metric, activations, concepts, units, grid, cache=cache, progress=progress, **fixed_params)
     alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
     at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]
     # s(0) − s(1) = log mean(c_t) involves no α, so λ = 1 is scored at one α only.
     ends = [*at_zero, {**at_zero[0], "lam": 1.0}]
-    scored = score_grid(metric, activations, concepts, units, ends, cache=cache, **fixed_params)
+    scored = score_grid(metric, activations, concepts, units, ends, cache=cache, progress=progress, **fixed_params)
     slope = scored[0] - scored[-1]
     at = {tuple(sorted(point.items())): scores for point, scores in zip(at_zero, scored, strict=False)}
     out = []

@@ -78,7 +78,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
             val_units=val_units, test_units=test_units,
             alpha_grid=options.alpha_grid, lam_grid=options.lam_grid,
             fixed_params={"ties": options.ties, "seed": options.seed}, cache=cache,
-            n_boot=options.n_boot, ci_level=options.ci_level, boot_seed=options.seed,
+            n_boot=options.n_boot, ci_level=options.ci_level, boot_seed=options.seed, progress=progress,
         )
         rows[metric] = {
             "setting": setting,

@@ -2,7 +2,7 @@
 
 Public API (docs/design.md §3)::
 
-    score(metric, activations, concepts, *, cache=None, **params) -> (K, C) float64
+    score(metric, activations, concepts, *, cache=None, progress=False, **params) -> (K, C) float64
     score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
     score_units(metric, activations, concepts, units, **params) -> (len(units), C) float64
     score_grid(metric, activations, concepts, units, grid, **params) -> [(len(units), C) float64, ...]
@@ -31,13 +31,13 @@ __all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricSpec
 
 
 def score(metric: str, activations: Any, concepts: Any, *, cache: FeatureCache | None = None,
-          **params: Any) -> np.ndarray:
+          progress: bool = False, **params: Any) -> np.ndarray:
     """Score every (unit, concept) pair with one metric."""
-    return run(metric, activations, concepts, None, params, cache=cache)
+    return run(metric, activations, concepts, None, params, cache=cache, progress=progress)
 
 
 def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, units: Any = None,
-                cache: FeatureCache | None = None, **params: Any) -> np.ndarray:
+                cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
     """Score only the listed (unit, concept) pairs.
 
     Parameters
@@ -63,11 +63,11 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, uni
     >>> score_pairs("iou", a, c, [[0, 0], [0, 1]], alpha=0.5).tolist()
     [1.0, 0.3333333333333333]
     """
-    return run(metric, activations, concepts, pairs, params, units=units, cache=cache)
+    return run(metric, activations, concepts, pairs, params, units=units, cache=cache, progress=progress)
 
 
 def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cache: FeatureCache | None = None,
-                **params: Any) -> np.ndarray:
+                progress: bool = False, **params: Any) -> np.ndarray:
     """Score the listed units against every concept.
 
     Parameters
@@ -92,11 +92,11 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cac
     >>> score_units("iou", a, c, [1], alpha=0.25).tolist()
     [[0.0]]
     """
-    return run(metric, activations, concepts, None, params, units=units, cache=cache)
+    return run(metric, activations, concepts, None, params, units=units, cache=cache, progress=progress)
 
 
 def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]], *,
-               cache: FeatureCache | None = None, **params: Any) -> list[np.ndarray]:
+               cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> list[np.ndarray]:
     """Score the listed units at every point of an α/λ grid, in one pass over the concepts.
 
     Parameters
@@ -123,7 +123,7 @@ def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: S
     >>> [s.tolist() for s in score_grid("iou", a, c, None, [{"alpha": 0.25}, {"alpha": 0.5}, {"alpha": 0.75}])]
     [[[0.5]], [[1.0]], [[0.6666666666666666]]]
     """
-    return run_grid(metric, activations, concepts, units, list(grid), params, cache=cache)
+    return run_grid(metric, activations, concepts, units, list(grid), params, cache=cache, progress=progress)
 
 
 def _metric_lines() -> str:
@@ -145,7 +145,7 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     activations : array or DataFrame, shape (n, K)
         Unit activations ``a_k`` (one column per unit, one row per input); finite numbers.
     concepts : array or DataFrame, shape (n, C)
-        Concept activations ``c_t = P(t | x_i)`` (one column per concept), normally in [0, 1].
+        Concept activations ``c_t = P(t | x_i)`` (one column per concept), finite and in [0, 1].
 
     Other Parameters
     ----------------
@@ -192,8 +192,16 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
         device. Both give the same numbers to 1e-6 (0/1 products are exact float32 GEMMs, everything else
         float64; random numbers always come from numpy).
     chunk_size : int, optional
-        Concepts per block (pairs per block for ``score_pairs``). By default chosen so that no temporary
-        exceeds 2**24 elements (128 MiB in float64).
+        Concepts per chunk (pairs per group for ``score_pairs``). By default chosen from ``memory_budget``.
+    memory_budget : int or {{"auto", "unbounded"}}, default "{DEFAULTS['memory_budget']}"
+        Working memory of the call beyond its inputs, in bytes (at least 16 MiB). Units are scored in blocks and
+        concepts in chunks whose features and temporaries fit in it (:mod:`neuroneval.metrics.budget`); results
+        do not depend on it beyond float rounding. ``"auto"``: the size of the inputs as float32,
+        ``4·n·(K + C)`` bytes, at least 256 MiB, so a call peaks at about 2–3× its inputs. ``"unbounded"``:
+        every unit in one block and 2**24-element temporaries (the fastest; ≈ 20× the inputs for rank metrics
+        on large tables).
+    progress : bool, default False
+        Show a tqdm bar on stderr over the call's blocks once it has run for 2 s.
     cache : FeatureCache, optional
         Keeps the units' prepared features (float64 rows, ranks, standardized rows, top-α binarizations) for
         later calls on the same activations, up to its byte budget: scoring several metrics on one layer
@@ -240,8 +248,9 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     Raises
     ------
     ValueError
-        Unknown metric, malformed inputs (not 2-D, different numbers of rows, non-finite, non-numeric), or a
-        parameter out of range or not used by the metric.
+        Unknown metric, malformed inputs (not 2-D, different numbers of rows, non-finite, non-numeric), a
+        concept value outside [0, 1] (the message names its row and column), or a parameter out of range or
+        not used by the metric.
     TypeError
         An unknown parameter name.
 

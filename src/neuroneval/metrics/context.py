@@ -20,6 +20,7 @@ import numpy as np
 from neuroneval.metrics.backend import Backend
 from neuroneval.metrics.binarize import TopAlphaRule
 from neuroneval.metrics.edgecases import Notes
+from neuroneval.metrics.streams import stream_rows
 
 #: Elements of the largest temporary a kernel may build (float64: 128 MiB).
 WORK_ELEMENTS = 2**24
@@ -57,6 +58,7 @@ class Params:
     seed: int
     chunk_size: int | None
     top_alpha: TopAlphaRule = "at_least_kth"
+    memory_budget: int | str = "auto"
 
 
 def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -72,14 +74,14 @@ def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 
 def _noise(seed: int, stream: int, rows: int, n: int) -> np.ndarray:
-    """U[0, 1) as float32, generated in float64 row blocks so the stream never depends on block size."""
-    generator = np.random.default_rng([seed, stream])
-    out = np.empty((rows, n), dtype=np.float32)
-    block = max(1, WORK_ELEMENTS // max(n, 1))
-    for start in range(0, rows, block):
-        stop = min(rows, start + block)
-        out[start:stop] = generator.random((stop - start, n))
-    return out
+    """U[0, 1) as float32 for rows 0…rows−1 of a stream (see :func:`noise_rows`)."""
+    return noise_rows(seed, stream, np.arange(rows), n)
+
+
+def noise_rows(seed: int, stream: int, rows: np.ndarray, n: int) -> np.ndarray:
+    """Reference-mode noise U[0, 1) as float32 for the given rows (units or concepts) only; row r is the same
+    whatever else is drawn (:func:`neuroneval.metrics.streams.stream_rows`)."""
+    return stream_rows(seed, stream, rows, n, dtype=np.float32, block_elements=WORK_ELEMENTS // 4)
 
 
 def _nbytes(value: Any) -> int:
@@ -124,7 +126,7 @@ class FeatureCache:
         return CacheView(self, group)
 
     def concept_feature(self, concepts: Any, key: str, compute: Callable[[], Any]) -> Any:
-        """A feature of a whole concept matrix (its sparse form, reference-mode tie noise), kept while calls pass
+        """A feature of a whole concept matrix (its sparse form), kept while calls pass
         the same matrix object. Only the last matrix's features are kept, outside the ``max_bytes`` budget."""
         if concepts is not self._concepts:
             self._concepts, self._concept_features = concepts, {}
@@ -177,6 +179,11 @@ class Context:
     rows per point, in order, built from the shared unit values by :func:`neuroneval.metrics.features.unit_binary` and
     :meth:`row_lams`,
     so one pass over a concept chunk scores every point.
+
+    ``work_elements`` bounds the elements of a kernel's largest temporary (the memory budget's share,
+    :mod:`neuroneval.metrics.budget`); ``concept_store`` keeps features of the whole concept matrix (its sparse
+    form) for every unit block of one call and, when ``store_concepts``, the costly features of each concept
+    chunk (ranks, counts; :meth:`ConceptChunk.stored`), so later unit blocks do not sort the concepts again.
     """
 
     be: Backend
@@ -186,6 +193,9 @@ class Context:
     concepts: np.ndarray
     unit_rows: np.ndarray
     points: tuple[Params, ...] = ()
+    work_elements: int = WORK_ELEMENTS
+    concept_store: dict[Any, Any] = field(default_factory=dict)
+    store_concepts: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, Any] | CacheView = field(default_factory=dict)
     _shared_keys: frozenset[str] = frozenset()
@@ -206,6 +216,12 @@ class Context:
     def share(self, cache: dict[str, Any] | CacheView, keys: frozenset[str]) -> None:
         """Keep the features named in ``keys`` in ``cache``, shared with other contexts of the same units."""
         self._shared, self._shared_keys = cache, keys
+
+    def keeps_features(self) -> bool:
+        """Whether unit features go to a :class:`FeatureCache` for later calls (then intermediates such as the sorted
+        activations are kept too, for other metrics); otherwise features are built in row blocks, keeping only
+        what the kernel reads."""
+        return isinstance(self._shared, CacheView)
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         if key in self._shared_keys or key.startswith(SHARED_PREFIX):
@@ -239,7 +255,9 @@ class Context:
 
         if isinstance(self._shared, CacheView):
             return self._shared.cache.concept_feature(self.concepts, "sparse", compute)
-        return self.shared_memo(SHARED_PREFIX + "sparse_concepts", compute)
+        if "sparse" not in self.concept_store:
+            self.concept_store["sparse"] = compute()
+        return self.concept_store["sparse"]
 
     def host_unit_values(self) -> np.ndarray:
         """Activations of the call's units, unit-major (K', n) float64 on the host."""
@@ -254,19 +272,10 @@ class Context:
         def compute() -> Any:
             from neuroneval.metrics.ranks import noisy_values
 
-            noise = _noise(self.params.seed, STREAM_UNIT_NOISE, self.activations.shape[1], self.n)
-            return self.be.asarray(noisy_values(self.host_unit_values(), noise[self.unit_rows]))
+            noise = noise_rows(self.params.seed, STREAM_UNIT_NOISE, self.unit_rows, self.n)
+            return self.be.asarray(noisy_values(self.host_unit_values(), noise))
 
         return self.memo("noisy_values", compute)
-
-    def concept_noise(self) -> np.ndarray:
-        """Reference-mode noise of every concept (host float32, (C, n))."""
-        def compute() -> np.ndarray:
-            return _noise(self.params.seed, STREAM_CONCEPT_NOISE, self.concepts.shape[1], self.n)
-
-        if isinstance(self._shared, CacheView):  # it belongs to the concepts, not to the units
-            return self._shared.cache.concept_feature(self.concepts, f"noise:{self.params.seed}", compute)
-        return self.shared_memo(SHARED_PREFIX + "concept_noise", compute)
 
 
 @dataclass
@@ -282,6 +291,23 @@ class ConceptChunk:
             self._cache[key] = compute()
         return self._cache[key]
 
+    def stored(self, key: str, compute: Callable[[], Any], dtype: Any) -> Any:
+        """A costly feature of the chunk (ranks, counts: exact in float32 below 2**23 inputs), computed once per
+        call: with :attr:`Context.store_concepts` its float32 copy goes to the call's concept store and later
+        unit blocks read it back as ``dtype`` instead of computing it again."""
+        def build() -> Any:
+            ctx = self.ctx
+            if not ctx.store_concepts:
+                return compute()
+            store_key = ("stored", key, self.rows.tobytes())
+            if store_key in ctx.concept_store:
+                return ctx.be.astype(ctx.concept_store[store_key], dtype)
+            value = compute()
+            ctx.concept_store[store_key] = ctx.be.astype(value, ctx.be.float32)
+            return value
+
+        return self.memo(key, build)
+
     def host_values(self) -> np.ndarray:
         """Concept values, concept-major (C', n) float64 on the host."""
         return self.memo("host", lambda: rows_of(self.ctx.concepts, self.rows))
@@ -293,7 +319,7 @@ class ConceptChunk:
         def compute() -> Any:
             from neuroneval.metrics.ranks import noisy_values
 
-            noise = self.ctx.concept_noise()[self.rows]
+            noise = noise_rows(self.ctx.params.seed, STREAM_CONCEPT_NOISE, self.rows, self.ctx.n)
             return self.ctx.be.asarray(noisy_values(self.host_values(), noise))
 
         return self.memo("noisy_values", compute)

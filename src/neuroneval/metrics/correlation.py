@@ -18,8 +18,9 @@ from neuroneval.metrics.features import (
     concept_positives,
     concept_product,
     inverse_norms,
-    standardize,
+    unit_centred_rank_rows,
     unit_centred_ranks,
+    unit_standardized,
 )
 
 
@@ -33,9 +34,8 @@ def _finish(ctx: Context, products: Any) -> Any:
 
 
 def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
-    be = ctx.be
     def units() -> Any:
-        return ctx.memo("standardized", lambda: standardize(be, ctx.unit_values(), ctx.notes))
+        return unit_standardized(ctx, "standardized", lambda rows: ctx.unit_values()[rows])
 
     scale = concept_inverse_norms(chunk, centre=True)
     return _finish(ctx, concept_product(ctx, chunk, pairing, "standardized", units, "values") * pairing.c(scale))
@@ -43,8 +43,11 @@ def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
+
     def units() -> Any:
-        return ctx.memo("standardized_ranks", lambda: standardize(be, unit_centred_ranks(ctx), ctx.notes))
+        if ctx.keeps_features():  # the ranks are kept for other metrics anyway
+            return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_ranks(ctx)[rows])
+        return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_rank_rows(ctx, rows))
 
     if ctx.params.ties == "average" and chunk.is_binary():
         return _finish(ctx, _binary_rank_products(ctx, chunk, pairing, units))
@@ -73,8 +76,9 @@ def _binary_rank_products(ctx: Context, chunk: ConceptChunk, pairing: Pairing, u
 
 def cosine(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     be = ctx.be
+
     def units() -> Any:
-        return ctx.memo("normalized", lambda: standardize(be, ctx.unit_values(), ctx.notes, centre=False))
+        return unit_standardized(ctx, "normalized", lambda rows: ctx.unit_values()[rows], centre=False)
 
     scale = concept_inverse_norms(chunk, centre=False)
     return be.clip(concept_product(ctx, chunk, pairing, "normalized", units, "values") * pairing.c(scale), -1.0, 1.0)

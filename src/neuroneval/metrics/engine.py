@@ -9,9 +9,9 @@ import numpy as np
 
 from neuroneval.metrics import confusion, correlation, ranking, topandrandom, wpmi_mad
 from neuroneval.metrics.backend import get_backend
+from neuroneval.metrics.budget import ChunkPlan, budget_bytes, plan
 from neuroneval.metrics.context import (
     ALPHA_FREE_UNIT_FEATURES,
-    WORK_ELEMENTS,
     AllPairs,
     ConceptChunk,
     Context,
@@ -20,6 +20,7 @@ from neuroneval.metrics.context import (
     Params,
 )
 from neuroneval.metrics.edgecases import Notes
+from neuroneval.metrics.progress import progress_bar
 from neuroneval.metrics.registry import COMMON_PARAMS, MetricSpec, get_spec
 from neuroneval.metrics.validation import check_inputs, check_pairs, check_units, resolve_params
 
@@ -62,35 +63,71 @@ def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
     return 4 * ctx.n
 
 
-def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params_list: Sequence[Params],
-               device: Any, notes: Notes, unit_rows: np.ndarray, cache: FeatureCache | None = None) -> list[np.ndarray]:
-    """Scores (len(unit_rows), C) of the given units against every concept, one array per entry of
-    ``params_list``, concept block by block.
+def _chunk_step(metric: str, ctx: Context, chunking: ChunkPlan, n_units: int) -> int:
+    """Concepts per chunk: the plan's, or (unbounded) as many as fit in ``work_elements``; never more than the
+    top-and-random gathers (K'·C'·s elements) allow."""
+    by_work = max(1, chunking.work_elements // _elements_per_concept(metric, ctx, n_units))
+    if chunking.concept_chunk is None:
+        return by_work
+    return min(chunking.concept_chunk, by_work) if metric in _SAMPLED else chunking.concept_chunk
 
-    The entries may differ only in α and λ (see :func:`run_grid`). They are stacked on the unit side, as
-    many per pass as fit in :data:`GRID_ELEMENTS` binarized values, so each pass reads and prepares every
-    concept block once for all its entries and scores them with one kernel call (one GEMM of (g·K', n) by
-    (n, C')). The units' raw values, ranks and noise are computed once for all passes.
+
+def _plan(metric: str, params: Params, activations: np.ndarray, concepts: np.ndarray, n_units: int,
+          cache: FeatureCache | None) -> ChunkPlan:
+    """The call's :class:`~neuroneval.metrics.budget.ChunkPlan` from its ``memory_budget`` and input sizes."""
+    n, n_concepts = activations.shape[0], concepts.shape[1]
+    budget = budget_bytes(params.memory_budget, n, activations.shape[1], n_concepts)
+    return plan(metric, budget, n, n_units, n_concepts, unit_room=0 if cache is None else cache.max_bytes)
+
+
+def _blocks(rows: np.ndarray, size: int) -> list[np.ndarray]:
+    """``rows`` cut into consecutive blocks of at most ``size``."""
+    return [rows[start:start + size] for start in range(0, rows.size, size)]
+
+
+def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params_list: Sequence[Params],
+               device: Any, notes: Notes, unit_rows: np.ndarray, cache: FeatureCache | None = None,
+               progress: bool = False) -> list[np.ndarray]:
+    """Scores (len(unit_rows), C) of the given units against every concept, one array per entry of
+    ``params_list``, unit block by unit block and, within a block, concept chunk by concept chunk.
+
+    Block and chunk sizes come from the memory budget (:mod:`neuroneval.metrics.budget`): a block's unit features
+    and a chunk's concept features with the kernel's temporaries stay within it. The entries may differ only in
+    α and λ (see :func:`run_grid`). They are stacked on the unit side, as many per pass as fit in
+    :data:`GRID_ELEMENTS` binarized values and the budget, so each pass reads and prepares every concept chunk
+    once for all its entries and scores them with one kernel call (one GEMM of (g·K', n) by (n, C')). A block's
+    raw values, ranks and noise are computed once for all its passes. Every pair's score depends only on its
+    unit and concept, so the cut changes no result beyond float rounding of differently shaped GEMMs.
     """
     be = get_backend(device)
     n_units, n_concepts = unit_rows.size, concepts.shape[1]
     outs = [np.empty((n_units, n_concepts), dtype=np.float64) for _ in params_list]
     if n_units == 0 or n_concepts == 0:
         return outs
-    per_pass = max(1, GRID_ELEMENTS // (n_units * activations.shape[0]))
-    shared_unit_cache: Any = {} if cache is None else cache.view(activations, _group(unit_rows, params_list[0], be,
-                                                                                    device))
-    kernel, pairing = KERNELS[metric], AllPairs(be)
-    for first in range(0, len(params_list), per_pass):
-        points = tuple(params_list[first:first + per_pass])
-        ctx = Context(be, points[0], notes, activations, concepts, unit_rows, points if len(points) > 1 else ())
-        ctx.share(shared_unit_cache, ALPHA_FREE_UNIT_FEATURES)
-        step = points[0].chunk_size or max(1, WORK_ELEMENTS // _elements_per_concept(metric, ctx, n_units))
-        for start in range(0, n_concepts, step):
-            rows = np.arange(start, min(n_concepts, start + step))
-            block = be.to_numpy(kernel(ctx, ConceptChunk(ctx, rows), pairing))
-            for offset in range(len(points)):
-                outs[first + offset][:, rows] = block[offset * n_units:(offset + 1) * n_units]
+    chunking = _plan(metric, params_list[0], activations, concepts, n_units, cache)
+    blocks = _blocks(np.arange(n_units), chunking.unit_block)
+    per_pass = max(1, min(GRID_ELEMENTS // (blocks[0].size * activations.shape[0]), chunking.grid_points))
+    passes = range(0, len(params_list), per_pass)
+    kernel, pairing, concept_store = KERNELS[metric], AllPairs(be), {}
+    with progress_bar(n_units * n_concepts * len(params_list), metric, enabled=progress) as bar:
+        for positions in blocks:
+            block_rows = unit_rows[positions]
+            shared_unit_cache: Any = {} if cache is None else cache.view(activations, _group(block_rows, params_list[0],
+                                                                                            be, device))
+            for first in passes:
+                points = tuple(params_list[first:first + per_pass])
+                ctx = Context(be, points[0], notes, activations, concepts, block_rows,
+                              points if len(points) > 1 else (), chunking.work_elements, concept_store,
+                              chunking.store_concepts)
+                ctx.share(shared_unit_cache, ALPHA_FREE_UNIT_FEATURES)
+                step = points[0].chunk_size or _chunk_step(metric, ctx, chunking, block_rows.size)
+                for start in range(0, n_concepts, step):
+                    stop = min(n_concepts, start + step)
+                    block = be.to_numpy(kernel(ctx, ConceptChunk(ctx, np.arange(start, stop)), pairing))
+                    for offset in range(len(points)):
+                        scores = block[offset * block_rows.size:(offset + 1) * block_rows.size]
+                        outs[first + offset][positions[0]:positions[-1] + 1, start:stop] = scores
+                    bar.update(block_rows.size * (stop - start) * len(points))
     return outs
 
 
@@ -102,7 +139,9 @@ def _group(unit_rows: np.ndarray, params: Params, be: Any, device: Any) -> tuple
 
 def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pairs: np.ndarray,
                   params: Params, device: Any, notes: Notes, units: np.ndarray | None = None,
-                  cache: FeatureCache | None = None) -> np.ndarray:
+                  cache: FeatureCache | None = None, progress: bool = False) -> np.ndarray:
+    """Scores of the listed pairs, unit block by unit block (features prepared for ``units`` when given), and
+    within a block in groups of pairs sorted by concept, sized by the memory budget."""
     be = get_backend(device)
     out = np.empty(pairs.shape[0], dtype=np.float64)
     if pairs.shape[0] == 0:
@@ -116,18 +155,26 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
         if missing.any():
             row = int(np.flatnonzero(missing)[0])
             raise ValueError(f"pair {row} = {tuple(pairs[row].tolist())}: its unit is not among the given units")
-    ctx = Context(be, params, notes, activations, concepts, unit_rows)
-    if cache is not None:
-        ctx.share(cache.view(activations, _group(unit_rows, params, be, device)), ALPHA_FREE_UNIT_FEATURES)
-    kernel = KERNELS[metric]
-    per_pair = _elements_per_concept(metric, ctx, 1)
-    step = params.chunk_size or max(1, WORK_ELEMENTS // per_pair)
-    by_concept = np.argsort(pairs[:, 1], kind="stable")
-    for start in range(0, by_concept.size, step):
-        group = by_concept[start:start + step]
-        concept_rows, concept_positions = np.unique(pairs[group, 1], return_inverse=True)
-        pairing = ListedPairs(be, unit_positions[group], concept_positions)
-        out[group] = be.to_numpy(kernel(ctx, ConceptChunk(ctx, concept_rows), pairing))
+    chunking = _plan(metric, params, activations, concepts, unit_rows.size, cache)
+    kernel, concept_store = KERNELS[metric], {}
+    blocks = _blocks(np.arange(unit_rows.size), chunking.unit_block)
+    with progress_bar(pairs.shape[0], metric, enabled=progress) as bar:
+        for positions in blocks:
+            in_block = np.flatnonzero((unit_positions >= positions[0]) & (unit_positions <= positions[-1]))
+            block_rows = unit_rows[positions]
+            ctx = Context(be, params, notes, activations, concepts, block_rows, (), chunking.work_elements,
+                          concept_store)
+            if cache is not None:
+                ctx.share(cache.view(activations, _group(block_rows, params, be, device)), ALPHA_FREE_UNIT_FEATURES)
+            per_pair = _elements_per_concept(metric, ctx, 1)
+            step = params.chunk_size or max(1, chunking.work_elements // per_pair)
+            by_concept = in_block[np.argsort(pairs[in_block, 1], kind="stable")]
+            for start in range(0, by_concept.size, step):
+                group = by_concept[start:start + step]
+                concept_rows, concept_positions = np.unique(pairs[group, 1], return_inverse=True)
+                pairing = ListedPairs(be, unit_positions[group] - positions[0], concept_positions)
+                out[group] = be.to_numpy(kernel(ctx, ConceptChunk(ctx, concept_rows), pairing))
+                bar.update(group.size)
     return out
 
 
@@ -140,11 +187,12 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any], *,
-        units: Any = None, cache: FeatureCache | None = None) -> np.ndarray:
+        units: Any = None, cache: FeatureCache | None = None, progress: bool = False) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
-    ones (features prepared for ``units`` when given, a superset of the pairs' units); warnings once per call."""
+    ones (features prepared for ``units`` when given, a superset of the pairs' units); warnings once per call;
+    a progress bar when ``progress``."""
     if pairs is None:
-        return run_grid(metric, activations, concepts, units, [{}], given, cache=cache)[0]
+        return run_grid(metric, activations, concepts, units, [{}], given, cache=cache, progress=progress)[0]
     spec: MetricSpec = get_spec(metric)
     resolve_params(spec, given)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
@@ -155,13 +203,14 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping
         params, device = resolve_params(get_spec(name), _accepted(name, given))
         notes = Notes(name)
         parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes, unit_set,
-                                   cache))
+                                   cache, progress))
         notes.emit(stacklevel=4)
     return parts[0] if len(parts) == 1 else _harmonic_mean(parts)
 
 
 def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: Sequence[Mapping[str, Any]],
-             given: Mapping[str, Any], *, cache: FeatureCache | None = None) -> list[np.ndarray]:
+             given: Mapping[str, Any], *, cache: FeatureCache | None = None,
+             progress: bool = False) -> list[np.ndarray]:
     """Scores of the rows ``units`` (all units when ``None``) at each point ``{**given, **point}``.
 
     The points may set only ``alpha`` and ``lam``; everything else comes from ``given`` and is shared, which
@@ -185,7 +234,8 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
         params_list, device = [params for params, _ in resolved], resolved[0][1]
         distinct = list(dict.fromkeys(params_list))  # a combination's part may ignore the grid's α or λ
         notes = Notes(name)
-        scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows, cache)
+        scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows, cache,
+                            progress)
         parts.append([scores[distinct.index(params)] for params in params_list])
         notes.emit(stacklevel=4)
     if len(parts) == 1:

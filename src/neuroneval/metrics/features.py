@@ -41,14 +41,20 @@ def unit_top_alpha(ctx: Context, alpha: float) -> tuple[Any, Any]:
 
     def compute() -> tuple[Any, Any]:
         be = ctx.be
+        values = ctx.unit_values()
         noisy = ctx.unit_noisy_values() if rule == EXACTLY_K and ctx.params.ties == "reference" else None
-        binary = top_alpha(be, ctx.unit_values(), alpha, rule, noisy)
+        binary = by_row_blocks(ctx, values.shape[0], be.float32, lambda rows: top_alpha(
+            be, values[rows], alpha, rule, None if noisy is None else noisy[rows]))
         counts = be.astype(be.sum(binary, axis=-1), be.float64)
         ctx.notes.check(be, counts == ctx.n, ALL_ACTIVE)
         return binary, counts
 
     return ctx.shared_memo(f"{SHARED_PREFIX}top_alpha:{rule}:{alpha!r}", compute)
 
+
+#: Work elements per (row, input) of a row block of :func:`by_row_blocks` (a sort's transients are ~6 float64
+#: copies; the same share as a concept of a chunk).
+ROW_BLOCK_ELEMENTS = 4
 
 #: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.
 SPARSE_FACTOR = 24
@@ -220,31 +226,87 @@ def unit_centred_ranks(ctx: Context) -> Any:
     """Ranks of each unit's activations minus their mean (n+1)/2; average or reference ties."""
     def compute() -> Any:
         be = ctx.be
-        if ctx.params.ties == "average":
+        if ctx.params.ties == "average" and ctx.keeps_features():
             return _centred(be, average_ranks(be, ctx.unit_values(), unit_sorted(ctx)))
-        return _centred(be, stable_ranks(be, ctx.unit_noisy_values()))
+        return by_row_blocks(ctx, ctx.unit_rows.size, be.float64, lambda rows: unit_centred_rank_rows(ctx, rows))
 
     return ctx.memo("centred_ranks", compute)
 
 
+def unit_centred_rank_rows(ctx: Context, rows: slice) -> Any:
+    """:func:`unit_centred_ranks` of a block of the call's units (one sort of just those rows)."""
+    be = ctx.be
+    if ctx.params.ties == "average":
+        return _centred(be, average_ranks(be, ctx.unit_values()[rows]))
+    return _centred(be, stable_ranks(be, ctx.unit_noisy_values()[rows]))
+
+
+def unit_standardized(ctx: Context, key: str, source_rows: Callable[[slice], Any], *, centre: bool = True) -> Any:
+    """Rows of ``source_rows`` (a unit-side feature for a block of rows) standardized (:func:`standardize`), built
+    in row blocks so that only the result is held, kept under ``key``."""
+    def compute() -> Any:
+        be = ctx.be
+        return by_row_blocks(ctx, ctx.unit_rows.size, be.float64,
+                             lambda rows: standardize(be, source_rows(rows), ctx.notes, centre=centre))
+
+    return ctx.memo(key, compute)
+
+
 def unit_sorted(ctx: Context) -> tuple[Any, Any]:
-    """Each unit's activations sorted and their order (ties in any order): one sort for ranks and counts."""
+    """Each unit's activations sorted and their order (ties in any order): one sort for ranks and counts, kept
+    for later calls (only computed when a :class:`FeatureCache` keeps features, see :meth:`Context.keeps_features`)."""
     return ctx.memo("sorted", lambda: ctx.be.sort_any_order(ctx.unit_values()))
 
 
 def unit_counts_at_least(ctx: Context) -> Any:
     """``#{j : a_kj ≥ a_ki}`` for every unit and input (int64, (K', n)): one sort per unit for all concept chunks."""
-    return ctx.memo("at_least", lambda: count_at_least(ctx.be, ctx.unit_values(), unit_sorted(ctx)))
+    def compute() -> Any:
+        be, values = ctx.be, ctx.unit_values()
+        if ctx.keeps_features():
+            return count_at_least(be, values, unit_sorted(ctx))
+        return by_row_blocks(ctx, values.shape[0], be.int64, lambda rows: count_at_least(be, values[rows]))
+
+    return ctx.memo("at_least", compute)
+
+
+def by_row_blocks(ctx: Context, n_rows: int, dtype: Any, compute: Callable[[slice], Any]) -> Any:
+    """A (n_rows, n) feature computed ``compute(rows)`` for blocks of rows (a ``slice``), so that the transients
+    of a row-wise computation (sorts, partitions) stay within the call's ``work_elements``: a block has
+    ``work_elements / (ROW_BLOCK_ELEMENTS·n)`` rows, as a concept chunk does. The result is the same as one call on
+    all rows."""
+    step = max(1, ctx.work_elements // (ROW_BLOCK_ELEMENTS * max(1, ctx.n)))
+    if n_rows <= step:
+        return ctx.be.astype(compute(slice(0, n_rows)), dtype)
+    out = ctx.be.full((n_rows, ctx.n), 0, dtype)
+    for start in range(0, n_rows, step):
+        rows = slice(start, min(n_rows, start + step))
+        out[rows] = compute(rows)
+    return out
 
 
 def concept_centred_ranks(chunk: ConceptChunk) -> Any:
-    def compute() -> Any:
-        be = chunk.ctx.be
-        if chunk.ctx.params.ties == "average":
-            return _centred(be, average_ranks(be, chunk.values()))
-        return _centred(be, stable_ranks(be, chunk.noisy_values()))
+    """Centred ranks of the chunk's concepts (float64), average or reference ties; sorted once per call, in row
+    blocks (:func:`by_row_blocks`)."""
+    ctx = chunk.ctx
 
-    return chunk.memo("centred_ranks", compute)
+    def rows_of_ranks(rows: slice) -> Any:
+        if ctx.params.ties == "average":
+            return _centred(ctx.be, average_ranks(ctx.be, chunk.values()[rows]))
+        return _centred(ctx.be, stable_ranks(ctx.be, chunk.noisy_values()[rows]))
+
+    return chunk.stored("centred_ranks", lambda: by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks),
+                        ctx.be.float64)
+
+
+def concept_counts_at_least(chunk: ConceptChunk) -> Any:
+    """``#{j : c_tj ≥ c_ti}`` for the chunk's concepts (int64, (C', n)); sorted once per call, in row blocks."""
+    ctx = chunk.ctx
+
+    def compute() -> Any:
+        return by_row_blocks(ctx, chunk.rows.size, ctx.be.int64,
+                             lambda rows: count_at_least(ctx.be, chunk.values()[rows]))
+
+    return chunk.stored("at_least", compute, ctx.be.int64)
 
 
 def inverse_norms(be: Backend, values: Any, notes: Notes, *, centre: bool = True) -> Any:

@@ -28,11 +28,12 @@ import numpy as np
 
 from neuroneval.metrics.backend import Backend
 from neuroneval.metrics.confusion import confusion
-from neuroneval.metrics.context import WORK_ELEMENTS, AllPairs, ConceptChunk, Context, Pairing
+from neuroneval.metrics.context import AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import safe_divide
 from neuroneval.metrics.features import (
     concept_binary,
     concept_centred_ranks,
+    concept_counts_at_least,
     concept_positives,
     concept_product,
     positive_index,
@@ -126,7 +127,7 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
     ``score_at_least`` returns :func:`count_at_least` of ``score_values`` when the caller keeps it across calls
     (the units' counts serve every concept chunk of inverse AUPRC).
     """
-    be, n = ctx.be, ctx.n
+    be, n, work = ctx.be, ctx.n, ctx.work_elements
     counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
     n_labels, n_scores = counts.size, score_values.shape[0]
     out = be.full((n_labels, n_scores), 0.0, be.float64)
@@ -135,11 +136,11 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
         width = max(1, int(counts[rows].max()))
         row_index = be.index(rows)
         if _use_dense(width, n):
-            label_rows = max(1, min(rows.size, WORK_ELEMENTS // n))
+            label_rows = max(1, min(rows.size, work // n))
             for start in range(0, rows.size, label_rows):
                 part = row_index[start:start + label_rows]
                 bits = be.take_rows(label_bits, part)
-                score_rows = max(1, WORK_ELEMENTS // (int(part.shape[0]) * n))
+                score_rows = max(1, work // (int(part.shape[0]) * n))
                 for first in range(0, n_scores, score_rows):
                     block = score_values[first:first + score_rows]
                     out[part, first:first + block.shape[0]] = _ap_dense(be, bits, block)
@@ -147,11 +148,11 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
         if at_least is None:
             at_least = score_at_least() if score_at_least else count_at_least(be, score_values)
         index, valid = _label_index(be, label_bits, counts, rows)
-        label_rows = max(1, min(rows.size, WORK_ELEMENTS // width))
+        label_rows = max(1, min(rows.size, work // width))
         for start in range(0, rows.size, label_rows):
             part_index, part_valid = index[start:start + label_rows], valid[start:start + label_rows]
             part = row_index[start:start + label_rows]
-            score_rows = max(1, WORK_ELEMENTS // (int(part_index.shape[0]) * width))
+            score_rows = max(1, work // (int(part_index.shape[0]) * width))
             for first in range(0, n_scores, score_rows):
                 gathered = be.moveaxis01(be.gather_columns(at_least[first:first + score_rows], part_index))
                 out[part, first:first + gathered.shape[1]] = _ap_sparse(be, gathered, part_valid[:, None, :], n)
@@ -161,7 +162,7 @@ def _ap_all_pairs(ctx: Context, label_bits: Any, label_counts: Any, score_values
 def _ap_listed(ctx: Context, label_bits: Any, label_counts: Any, score_values: Any,
                label_of_pair: np.ndarray, score_of_pair: np.ndarray, score_at_least: Any = None) -> Any:
     """AP of listed (label row, score row) pairs, always by the sparse path: (P,) float64."""
-    be, n = ctx.be, ctx.n
+    be, n, work = ctx.be, ctx.n, ctx.work_elements
     counts = np.rint(be.to_numpy(label_counts)).astype(np.int64)
     at_least = count_at_least(be, score_values) if score_at_least is None else score_at_least
     out = be.full((label_of_pair.size,), 0.0, be.float64)
@@ -169,7 +170,7 @@ def _ap_listed(ctx: Context, label_bits: Any, label_counts: Any, score_values: A
         labels = label_of_pair[pairs]
         index, valid = _label_index(be, label_bits, counts, labels)
         width = int(index.shape[-1])
-        step = max(1, WORK_ELEMENTS // width)
+        step = max(1, work // width)
         for start in range(0, pairs.size, step):
             stop = start + step
             gathered = be.gather_pairs(at_least, score_of_pair[pairs[start:stop]], index[start:stop])
@@ -191,7 +192,8 @@ def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         precision = safe_divide(be, tp, positives, 0.0)
         return recall * precision + (1.0 - recall) * active_b / ctx.n
     if isinstance(pairing, AllPairs):
-        return _ap_all_pairs(ctx, unit_bits, active, chunk.values()) / active[:, None]
+        return _ap_all_pairs(ctx, unit_bits, active, chunk.values(),
+                             score_at_least=lambda: concept_counts_at_least(chunk)) / active[:, None]
     units, concepts = _pair_positions(pairing)
     return _ap_listed(ctx, unit_bits, active, chunk.values(), units, concepts) / pairing.u(active)
 

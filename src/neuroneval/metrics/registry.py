@@ -14,7 +14,7 @@ from types import MappingProxyType
 COMBINATION_PREFIX = "hmean:"
 
 #: Parameters every metric accepts (they change how, not what, is computed).
-COMMON_PARAMS = ("ties", "seed", "device", "chunk_size")
+COMMON_PARAMS = ("ties", "seed", "device", "chunk_size", "memory_budget")
 
 #: Default value of every parameter (see ``help(neuroneval.metrics.score)``).
 DEFAULTS: Mapping[str, object] = MappingProxyType({
@@ -28,6 +28,7 @@ DEFAULTS: Mapping[str, object] = MappingProxyType({
     "seed": 0,
     "device": None,
     "chunk_size": None,
+    "memory_budget": "auto",
 })
 
 _TR_PARAMS = ("tr_top_fraction", "tr_n_top", "tr_n_random")
@@ -53,7 +54,7 @@ class MetricSpec:
         Whether a better explanation gets a larger score (true for all metrics of paper 000).
     params
         Metric-specific parameters accepted besides the common ones (``ties``, ``seed``, ``device``,
-        ``chunk_size``).
+        ``chunk_size``, ``memory_budget``).
     framing
         ``"simulation"`` (the binarized neuron is the label), ``"classification"`` (the binarized concept is
         the label) or ``"symmetric"``.

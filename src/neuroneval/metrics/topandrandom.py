@@ -28,30 +28,18 @@ from neuroneval.metrics.context import (
     STREAM_TR_BINARY,
     STREAM_TR_RANDOM,
     STREAM_TR_TOP,
-    WORK_ELEMENTS,
     ConceptChunk,
     Context,
     Pairing,
 )
 from neuroneval.metrics.features import ZERO_VARIANCE
 from neuroneval.metrics.ranks import average_ranks, stable_ranks
+from neuroneval.metrics.streams import stream_rows
 
 
-def _row_keys(seed: int, stream: int, n_rows: int, width: int, rows: np.ndarray) -> np.ndarray:
-    """Uniform keys (len(rows), width) for the given rows of a (n_rows, width) stream, block by block."""
-    generator = np.random.default_rng([seed, stream])
-    wanted = np.zeros(n_rows, dtype=bool)
-    wanted[rows] = True
-    position = np.full(n_rows, -1, dtype=np.int64)
-    position[rows] = np.arange(rows.size)
-    out = np.empty((rows.size, width), dtype=np.float64)
-    block = max(1, WORK_ELEMENTS // max(width, 1))
-    for start in range(0, int(rows.max(initial=-1)) + 1, block):
-        stop = min(n_rows, start + block)
-        keys = generator.random((stop - start, width))
-        hit = wanted[start:stop]
-        out[position[start:stop][hit]] = keys[hit]
-    return out
+def _row_keys(seed: int, stream: int, width: int, rows: np.ndarray, block_elements: int) -> np.ndarray:
+    """Uniform keys (len(rows), width) for the given rows of a (n_units, width) stream (only those rows drawn)."""
+    return stream_rows(seed, stream, rows, width, block_elements=block_elements)
 
 
 def _top_pool(values: np.ndarray, pool: int) -> np.ndarray:
@@ -76,7 +64,7 @@ def _smallest_keys(keys: np.ndarray, count: int) -> np.ndarray:
 def sample_indices(activations: np.ndarray, unit_rows: np.ndarray, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     """T&R sample of every unit in ``unit_rows``: (index (K', s) int64, valid (K', s) bool), host arrays."""
     params = ctx.params
-    n, n_units = activations.shape
+    n = activations.shape[0]
     pool = top_count(params.tr_top_fraction, n)
     n_top = min(params.tr_n_top, pool)
     n_random = min(params.tr_n_random, n - n_top)
@@ -85,8 +73,8 @@ def sample_indices(activations: np.ndarray, unit_rows: np.ndarray, ctx: Context)
     if params.ties == "reference":
         binary_rows = np.all((values == 0) | (values == 1), axis=1)
 
-    top_keys = _row_keys(params.seed, STREAM_TR_TOP, n_units, pool, unit_rows)
-    random_keys = _row_keys(params.seed, STREAM_TR_RANDOM, n_units, n, unit_rows)
+    top_keys = _row_keys(params.seed, STREAM_TR_TOP, pool, unit_rows, ctx.work_elements)
+    random_keys = _row_keys(params.seed, STREAM_TR_RANDOM, n, unit_rows, ctx.work_elements)
     top = np.take_along_axis(_top_pool(values, pool), _smallest_keys(top_keys, n_top), axis=1)
     top.sort(axis=1)
     np.put_along_axis(random_keys, top, 2.0, axis=1)
@@ -96,7 +84,8 @@ def sample_indices(activations: np.ndarray, unit_rows: np.ndarray, ctx: Context)
 
     positives = values[binary_rows] == 1
     n_positive = positives.sum(axis=1)
-    binary_keys = _row_keys(params.seed, STREAM_TR_BINARY, n_units, n, unit_rows[binary_rows])
+    binary_keys = _row_keys(params.seed, STREAM_TR_BINARY, n, unit_rows[binary_rows],
+                             ctx.work_elements)
     extra = _smallest_keys(binary_keys, min(params.tr_n_random, n))
     width = max(standard.shape[1], int(n_positive.max(initial=0)) + extra.shape[1])
     index = np.zeros((unit_rows.size, width), dtype=np.int64)

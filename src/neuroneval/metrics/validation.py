@@ -9,10 +9,16 @@ from typing import Any
 import numpy as np
 
 from neuroneval.metrics.binarize import TOP_ALPHA_RULES
+from neuroneval.metrics.budget import check_setting
 from neuroneval.metrics.context import Params
 from neuroneval.metrics.registry import COMMON_PARAMS, DEFAULTS, MetricSpec
 
 TIES = ("average", "reference")
+
+
+def _column_label(names: list[Any] | None, column: int) -> str:
+    """``column 3`` or, for a DataFrame, ``column 3 ('dog')``."""
+    return f"column {column}" + (f" ({names[column]!r})" if names is not None and column < len(names) else "")
 
 
 def as_matrix(values: Any, name: str) -> np.ndarray:
@@ -21,7 +27,8 @@ def as_matrix(values: Any, name: str) -> np.ndarray:
     float32 stays float32 (every kernel casts the rows it uses to float64 on the way, exactly); other numeric
     and bool inputs become float64.
     """
-    if hasattr(values, "to_numpy") and hasattr(values, "columns"):
+    names = list(values.columns) if hasattr(values, "to_numpy") and hasattr(values, "columns") else None
+    if names is not None:
         values = values.to_numpy()
     array = np.asarray(values)
     if array.ndim != 2:
@@ -36,13 +43,30 @@ def as_matrix(values: Any, name: str) -> np.ndarray:
     if not np.isfinite(array.sum(dtype=np.float64)) and not np.all(np.isfinite(array)):
         rows, columns = np.nonzero(~np.isfinite(array))
         raise ValueError(f"{name} must be finite; found {rows.size} NaN/inf value(s), first at row {rows[0]}, "
-                         f"column {columns[0]}")
+                         f"{_column_label(names, int(columns[0]))}")
     return array
 
 
+def check_concept_range(concepts: np.ndarray, names: list[Any] | None = None) -> None:
+    """Concept values are probabilities ``P(t | x)``: every one must lie in [0, 1].
+
+    Two passes (min, max) when they do; otherwise ``ValueError`` naming how many values are outside, the first
+    one (row-major) with its row and column (and the column's name for a DataFrame).
+    """
+    if concepts.size == 0 or (concepts.min() >= 0.0 and concepts.max() <= 1.0):
+        return
+    rows, columns = np.nonzero((concepts < 0.0) | (concepts > 1.0))
+    row, column = int(rows[0]), int(columns[0])
+    raise ValueError(f"concepts must lie in [0, 1] (probabilities P(t | x)); found {rows.size} value(s) outside, "
+                     f"first {float(concepts[row, column])!r} at row {row}, {_column_label(names, column)}")
+
+
 def check_inputs(activations: Any, concepts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both matrices checked (:func:`as_matrix`, concepts in [0, 1]) and their rows matched."""
     activation_matrix = as_matrix(activations, "activations")
+    concept_names = list(concepts.columns) if hasattr(concepts, "to_numpy") and hasattr(concepts, "columns") else None
     concept_matrix = as_matrix(concepts, "concepts")
+    check_concept_range(concept_matrix, concept_names)
     if activation_matrix.shape[0] != concept_matrix.shape[0]:
         raise ValueError(f"activations and concepts must have the same number of rows (inputs); got "
                          f"{activation_matrix.shape[0]} and {concept_matrix.shape[0]}")
@@ -128,6 +152,7 @@ def resolve_params(spec: MetricSpec, given: Mapping[str, Any]) -> tuple[Params, 
         seed=_number("seed", merged["seed"], 0, np.inf, low_open=False, integer=True),
         chunk_size=chunk_size,
         top_alpha=top_alpha,
+        memory_budget=check_setting(merged["memory_budget"]),
     )
     if params.tr_n_top + params.tr_n_random < 2:
         raise ValueError(f"a top-and-random sample needs at least 2 inputs, got tr_n_top={params.tr_n_top} and "
