@@ -83,7 +83,9 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
         ),
         *claim_builders.table4_claims(_read(inputs.table4, ("metric", "mean_rank", "mean_auprc")), meta, table3),
         *claim_builders.table3_claims(
-            table3, _read(inputs.experimental, ("setting", "metric", "test", "decrease_acc"))
+            table3,
+            _read(inputs.experimental, ("setting", "metric", "test", "decrease_acc")),
+            _read(inputs.ties, ("source", "case", "metric", "test", "ties", "decrease_acc")),
         ),
         *claim_builders.reference_mode_claims(
             claim_builders.reference_cells(reference_runs), source=str(inputs.reference_check)
