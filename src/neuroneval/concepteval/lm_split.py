@@ -17,11 +17,13 @@ autograd. The prefix is recomputed on each call: simple and exact, and cheap for
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from neuroneval.concepteval.concepts import Concept, activate_all
 
 SITES = ("resid", "mlp")
 
@@ -99,3 +101,17 @@ def split_lm(model: torch.nn.Module, token_windows: np.ndarray | torch.Tensor, *
             handle.remove()
 
     return LMSplit(hidden=hidden.double(), head=head, targets=targets)
+
+
+def concept_activation_function(model: torch.nn.Module, concepts: Sequence[Concept], *, layer: int,
+                                site: str = "resid") -> Callable[[np.ndarray | torch.Tensor], np.ndarray]:
+    """A function token windows (n, L) → concept activations (n, L, C) at block ``layer``'s ``site``."""
+    concepts = list(concepts)
+    if not concepts:
+        raise ValueError("concept_activation_function: no concepts")
+
+    def activations(token_windows: np.ndarray | torch.Tensor) -> np.ndarray:
+        hidden = site_activations(model, token_windows, layer=layer, site=site).double()
+        return activate_all(hidden, concepts).numpy()
+
+    return activations
