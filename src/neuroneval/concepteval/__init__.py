@@ -28,6 +28,7 @@ from neuroneval.concepteval.measurement import (
     concurrent_validity,
     inter_rater,
     kendall_tau,
+    mean_with_interval,
     mtmm,
     retest_reliability,
     simulate_raters,
@@ -44,8 +45,8 @@ __all__ = [
     "FunctionConcept", "LMSplit", "LinearConcept", "MeasurementOptions", "PatternOptions", "ProbeOptions",
     "RaterOptions", "ReadabilityOptions", "ReluConcept", "SAEOptions", "SparseAutoencoder", "ablate",
     "activate_all", "ascent_direction", "concept_activation_function", "concurrent_validity", "faithfulness",
-    "fit_probes", "input_patterns", "inter_rater", "kendall_tau", "kmeans_concepts", "mtmm", "neuron_concepts",
-    "output_patterns", "pca_concepts", "position_differences", "random_concepts", "readability",
+    "fit_probes", "input_patterns", "inter_rater", "kendall_tau", "kmeans_concepts", "mean_with_interval", "mtmm",
+    "neuron_concepts", "output_patterns", "pca_concepts", "position_differences", "random_concepts", "readability",
     "retest_reliability", "sae_concepts", "simulate_raters", "site_activations", "split_lm", "subset_consistency",
     "train_sae",
 ]

@@ -175,12 +175,21 @@ def neuron_concepts(width: int, units: Sequence[int] | None = None, *, prefix: s
     return concepts
 
 
-def random_concepts(width: int, n_concepts: int, *, seed: int, prefix: str = "random") -> list[LinearConcept]:
-    """The floor: ``n_concepts`` directions drawn uniformly on the unit sphere, a(h) = vᵀh."""
+def random_concepts(width: int, n_concepts: int, *, seed: int, center: np.ndarray | None = None,
+                    prefix: str = "random") -> list[LinearConcept]:
+    """The floor: ``n_concepts`` directions v drawn uniformly on the unit sphere.
+
+    a(h) = vᵀh, or a(h) = vᵀ(h − μ) (b = −vᵀμ) with ``center`` μ (e.g. the mean hidden state), so that ablation
+    removes the variation along v around the data rather than the data's mean offset — the fair floor for
+    centred directions (probes, PCA, k-means).
+    """
     if width < 1 or n_concepts < 1:
         raise ValueError(f"random_concepts: need width >= 1 and n_concepts >= 1, got {width}, {n_concepts}")
+    mean = np.zeros(width) if center is None else as_float_array("random_concepts center", center, ndim=1)
+    if mean.size != width:
+        raise ValueError(f"random_concepts: center has {mean.size} entries, width is {width}")
     directions = _unit_rows(np.random.default_rng(seed).standard_normal((n_concepts, width)))
-    return [LinearConcept(direction, 0.0, f"{prefix}:{i}") for i, direction in enumerate(directions)]
+    return [LinearConcept(v, float(-v @ mean), f"{prefix}:{i}") for i, v in enumerate(directions)]
 
 
 def pca_concepts(hidden: np.ndarray, n_components: int, *, prefix: str = "pca") -> list[LinearConcept]:

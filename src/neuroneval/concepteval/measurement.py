@@ -201,6 +201,13 @@ def _score_matrix(name: str, scores: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- public tables
 
+def mean_with_interval(values: np.ndarray, options: BootstrapOptions = BootstrapOptions()) -> dict[str, float | int]:
+    """Mean of per-concept scores (C,) with its bootstrap interval over concepts (method comparison, Fig. 4)."""
+    scores = as_float_array("values", values, ndim=1, min_rows=1)
+    result = _with_interval(np.asarray(scores.mean()), lambda rows: scores[rows].mean(axis=1), scores.size, options)
+    return {key: float(value) if isinstance(value, np.ndarray) else value for key, value in result.items()}
+
+
 def retest_reliability(run_a: np.ndarray, run_b: np.ndarray, measures: Sequence[str] | None = None,
                 options: BootstrapOptions = BootstrapOptions()) -> pd.DataFrame:
     """Test-retest reliability per measure: Pearson r over concepts between two runs (C, M) (Eq. 13)."""
