@@ -169,7 +169,7 @@ def test_bad_inputs_and_options_are_named(tiny_lm, windows):
         FaithfulnessOptions.from_params({"weighing": "uniform"})
     with pytest.raises(ValueError, match="measures"):
         FaithfulnessOptions.from_params({"measures": ["GRAD-Div"]})
-    with pytest.raises(ValueError, match="AblationOptions.tol"):
+    with pytest.raises(ValueError, match=r"AblationOptions\.tol"):
         FaithfulnessOptions.from_params({"ablation": {"tol": 0}})
     with pytest.raises(ValueError, match="all zeros"):
         LinearConcept(np.zeros(3))

@@ -121,13 +121,13 @@ def test_bad_inputs_and_options_are_named():
         retest_reliability(np.ones((4, 2)), np.ones((4, 3)))
     with pytest.raises(ValueError, match="differ in length"):
         kendall_tau([1, 2, 3], [1, 2])
-    with pytest.raises(ValueError, match="'n_raters'|RaterOptions.n_raters"):
+    with pytest.raises(ValueError, match=r"RaterOptions\.n_raters"):
         RaterOptions.from_params({"n_raters": 1})
     with pytest.raises(ValueError, match="bad option key 'noise_model'"):
         RaterOptions.from_params({"noise_model": "gaussian"})
     with pytest.raises(ValueError, match="noise"):
         RaterOptions.from_params({"noise": "uniform"})
-    with pytest.raises(ValueError, match="BootstrapOptions.confidence"):
+    with pytest.raises(ValueError, match=r"BootstrapOptions\.confidence"):
         MeasurementOptions.from_params({"bootstrap": {"confidence": 1.5}})
     with pytest.raises(ValueError, match="at least 1 row"):
         mean_with_interval(np.array([]))
