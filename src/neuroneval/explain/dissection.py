@@ -52,7 +52,7 @@ def spatial_maps(activations: Any, unit_names: Sequence[str] | None) -> tuple[np
     if isinstance(activations, pd.DataFrame) or array.ndim == 2:
         return None
     if array.ndim != 4:
-        raise ValueError(f"activations must be (N, K) or spatial (N, K, h, w), got shape {array.shape}")
+        raise ValueError(f"activations must be 2-D (N, K) or 4-D spatial (N, K, h, w), got shape {array.shape}")
     array = array.astype(np.float64, copy=False)
     if not np.all(np.isfinite(array)):
         raise ValueError("activations must be finite; found NaN/inf in the spatial maps")
