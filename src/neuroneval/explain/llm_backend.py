@@ -110,7 +110,7 @@ def parse_explanation(reply: str) -> str:
     """The text after ``Explanation:`` (case-insensitive), else the first non-empty line; quotes/period trimmed."""
     match = re.search(r"explanation\s*:\s*(.+)", reply, flags=re.IGNORECASE)
     line = match.group(1) if match else next((ln for ln in reply.splitlines() if ln.strip()), "")
-    text = line.strip().strip("\"'`*").strip().rstrip(".").strip()
+    text = line.strip().strip("\"'`*. ")
     if not text:
         raise LLMError(f"no explanation in the reply {reply[:200]!r}")
     return text

@@ -35,7 +35,8 @@ from neuroneval.explain.explanation import (
     parse_frame,
 )
 from neuroneval.fidelity.paper import TABLE3
-from neuroneval.metrics import score_pairs
+from neuroneval.metrics import get_spec, score_pairs
+from neuroneval.metrics.registry import COMMON_PARAMS
 
 #: Metrics that pass both sanity tests in paper 000 (Table 3's pass mark): F1, IoU, correlation, cosine, AUPRC.
 SANITY_PASSING_METRICS: tuple[str, ...] = tuple(metric for metric, row in TABLE3.items() if row[-1])
@@ -171,7 +172,7 @@ def simulation_metrics(activations: Any, simulated: Any, *, metrics: Sequence[st
 
     Column k of ``simulated`` plays the concept of unit k (:func:`to_unit_interval` first), and the engine's
     :func:`neuroneval.metrics.score_pairs` scores the pairs (k, k) with its own definitions (``params`` such as
-    ``alpha`` go to it). Also reports ``simulation_correlation``, paper 001's score.
+    ``alpha`` go to the metrics that take them). Also reports ``simulation_correlation``, paper 001's score.
     """
     actual, names = as_activations(activations, unit_names)
     predicted, _ = as_activations(simulated)
@@ -181,7 +182,9 @@ def simulation_metrics(activations: Any, simulated: Any, *, metrics: Sequence[st
     pairs = np.repeat(np.arange(actual.shape[1])[:, None], 2, axis=1)
     frame = pd.DataFrame({"unit": names, "simulation_correlation": simulation_correlation(actual, predicted)})
     for metric in metrics:
-        frame[metric] = score_pairs(metric, actual, concepts, pairs, **params)
+        accepted = set(get_spec(metric).params) | set(COMMON_PARAMS)
+        frame[metric] = score_pairs(metric, actual, concepts, pairs,
+                                    **{key: value for key, value in params.items() if key in accepted})
     return frame
 
 
