@@ -216,3 +216,15 @@ def test_bad_activations_are_named(probing, bad, message) -> None:
 def test_spatial_methods_need_masks(probing) -> None:
     with pytest.raises(ValueError, match="masks"):
         network_dissection(np.zeros((2000, 1, 2, 2)), probing)
+
+
+def test_spatial_compositional_finds_a_pixel_level_or() -> None:
+    rng = np.random.default_rng(13)
+    masks = rng.random((80, 6, 4, 4)) < 0.1
+    union = masks[:, 1] | masks[:, 4]
+    maps = (union + 0.01 * rng.random((80, 4, 4)))[:, None]
+    probing = ProbingData.build(rng.random((80, 6)), [f"m{i}" for i in range(6)], masks=masks)
+    frame = compositional_explanations(maps, probing, CompositionalOptions(quantile=float(union.mean()),
+                                                                           max_length=2))
+    assert frame.loc[0, "explanation"] in ("m1 OR m4", "m4 OR m1")
+    assert frame.loc[0, "iou"] == pytest.approx(1.0)

@@ -109,16 +109,17 @@ def beam_search(weights: np.ndarray, concepts: np.ndarray, concept_names: Sequen
                              concept_names, options.beam_size))
     for _ in range(options.max_length - 1):
         owners = np.array([row for row, beam in enumerate(beams) for _ in beam], dtype=np.int64)
-        masks = np.array([entry.mask for beam in beams for entry in beam], dtype=np.float32)
+        masks = np.array([entry.mask for beam in beams for entry in beam], dtype=bool)
         weighted_masks_sum = np.zeros((len(owners), n_concepts), dtype=np.float64)
         size_with = np.zeros((len(owners), n_concepts), dtype=np.float64)
+        formula_weight = np.zeros(len(owners), dtype=np.float64)
         step = max(1, CHUNK_VALUES // max(1, n_positions))
         for start in range(0, len(owners), step):
-            block = masks[start:start + step]
+            block = masks[start:start + step].astype(np.float32)
             size_with[start:start + step] = block @ concepts
-            weighted = block.astype(np.float64) * weights[owners[start:start + step]]
+            weighted = block * weights[owners[start:start + step]]
             weighted_masks_sum[start:start + step] = weighted @ concepts
-        formula_weight = np.einsum("bp,bp->b", masks.astype(np.float64), weights[owners])
+            formula_weight[start:start + step] = weighted.sum(axis=1)
         formula_size = masks.sum(axis=1, dtype=np.float64)
         scores = {}
         for op in options.operators:

@@ -64,13 +64,17 @@ def spatial_maps(activations: Any, unit_names: Sequence[str] | None) -> tuple[np
 
 def upsample(maps: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """(N, K, h, w) maps at (H, W): broadcast when h = w = 1 (a scalar per image, as paper 001 B.1.1 does for ViT
-    units), else bilinear interpolation (order-1 spline) of every map in one call."""
+    units), else bilinear interpolation (order-1 spline) of every map in one call; H, W must be multiples of
+    h, w."""
     n, k, h, w = maps.shape
     if (h, w) == size:
         return maps
     if (h, w) == (1, 1):
         return np.broadcast_to(maps, (n, k, *size))
-    return ndimage.zoom(maps, (1, 1, size[0] / h, size[1] / w), order=1, grid_mode=True, mode="nearest")
+    if size[0] % h or size[1] % w:
+        raise ValueError(f"activation maps of size {h}x{w} cannot be upsampled to masks of size "
+                         f"{size[0]}x{size[1]}: the mask size must be a multiple of the map size")
+    return ndimage.zoom(maps, (1, 1, size[0] // h, size[1] // w), order=1, grid_mode=True, mode="nearest")
 
 
 def positions(activations: Any, probing: ProbingData, unit_names: Sequence[str] | None,
