@@ -70,3 +70,14 @@ def test_listed_pairs_on_sparse_concepts_match_all_pairs(metric: str, one_hot_da
     listed = quiet_score(score_pairs, metric, activations, concepts, pairs, **params)
     whole = quiet_score(score, metric, activations, concepts, **params)
     np.testing.assert_allclose(listed, whole[pairs[:, 0], pairs[:, 1]], rtol=1e-10, atol=1e-12)
+
+
+def test_column_major_concepts_give_the_same_sparse_matrix(one_hot_data) -> None:
+    """Parquet tables load column-major; the CSR built from them (scanned in memory order) equals the row-major one."""
+    from neuroneval.metrics.backend import NumpyBackend
+
+    _, concepts = one_hot_data
+    row_major = NumpyBackend().sparse_concept_rows(np.ascontiguousarray(concepts), context.SPARSE_CONCEPTS)
+    column_major = NumpyBackend().sparse_concept_rows(np.asfortranarray(concepts), context.SPARSE_CONCEPTS)
+    assert (row_major != column_major).nnz == 0
+    assert np.array_equal(column_major.toarray().T, concepts)

@@ -1,12 +1,19 @@
-"""DVC spine: `dvc repro` builds, a second repro is a no-op, push/pull round-trips, Snakemake then has nothing to do."""
+"""DVC spine: `dvc repro` builds, a second repro is a no-op, push → fresh clone → pull round-trips byte for byte
+with Snakemake's records, so the clone plans what the building tree plans."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
-from tests.workflow.conftest import run_tool
+import yaml
+
+from tests.workflow.conftest import ROOT, run_tool
+
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.org",
+                "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.org"}
 
 TRACKED = ("data", "results")
 
@@ -21,13 +28,30 @@ def content_hashes(workspace: Path) -> dict[str, str]:
     return hashes
 
 
-def test_repro_push_pull_round_trip(built_workspace: Path, tmp_path: Path) -> None:
+def planned_jobs(workspace: Path, target: str = "results/table4.csv") -> str:
+    """The job-count table of a dry run (``snakemake -n -q rules``): which rules would run, how often."""
+    result = run_tool(["snakemake", "-n", "-q", "rules", target], workspace)
+    return "\n".join(line for line in (result.stdout + result.stderr).splitlines()
+                      if line.strip() and not line.startswith(("Building DAG", "host:", "Job stats", "job ", "---")))
+
+
+def change_noise(workspace: Path) -> None:
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["world"]["vision"]["noise_std"] = float(params["world"]["vision"]["noise_std"]) + 0.01
+    (workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path) -> None:
     """On a copy of the tiny build (timestamps and Snakemake metadata kept), ``dvc repro`` runs every stage's
     Snakemake target — already current and, as outputs persist, left in place, so nothing is rebuilt — and
-    records and caches every declared output; a missing or undeclared output fails here (the pull must restore
-    every file). The build from scratch is the shared tiny run."""
+    records and caches every declared output, Snakemake's records among them; a missing or undeclared output
+    fails here (the pull must restore every file). Every stage but ``fidelity`` is pushed; a fresh git clone
+    then pulls (``make pull``'s command): it names the stage the remote lacks, restores the others byte for byte
+    with Snakemake's records, plans nothing for Table 4, and after a param change plans exactly the jobs the
+    building tree plans."""
     workspace = tmp_path / "repo"
     shutil.copytree(built_workspace, workspace, symlinks=True)
+    shutil.copy2(ROOT / ".gitignore", workspace / ".gitignore")
     remote = tmp_path / "remote"
     run_tool(["git", "init", "-q"], workspace)
     run_tool(["dvc", "init", "-q"], workspace)
@@ -42,20 +66,30 @@ def test_repro_push_pull_round_trip(built_workspace: Path, tmp_path: Path) -> No
     assert "Running stage" not in second.stdout, second.stdout
     status = run_tool(["dvc", "status"], workspace)
     assert "up to date" in status.stdout.lower(), status.stdout
+    exported = json.loads((workspace / "snakemake-metadata" / "worlds.json").read_text())
+    assert exported and all(name.startswith(("ZGF0YS93b3JsZHMv", "@ZGF0YS93b3JsZHMv")) for name in exported)
 
-    run_tool(["dvc", "push"], workspace)
+    pushed = ["worlds", "models", "tables", "results", "crowd", "sanity", "cosy"]
+    run_tool(["dvc", "push", *pushed], workspace)
+    run_tool(["git", "add", "-A"], workspace)
+    run_tool(["git", "commit", "-q", "-m", "tiny build"], workspace, env=GIT_IDENTITY)
+    clone = tmp_path / "clone"
+    run_tool(["git", "clone", "-q", str(workspace), str(clone)], tmp_path)
+    assert not (clone / "data").exists() and not (clone / ".snakemake").exists()
+
+    pulled = run_tool(["python", "-m", "neuroneval.pipeline.share", "pull"], clone)
+    report = pulled.stdout
+    assert f"pulled stages: {', '.join(pushed)}" in report, report
+    assert "not on the remote" in report and "fidelity: results/fidelity," in report, report
     before = content_hashes(workspace)
-    assert any(name.startswith("data/models/") for name in before)
+    after = content_hashes(clone)
+    fidelity_outputs = {name for name in before if name.startswith("results/fidelity")}
+    assert after == {name: digest for name, digest in before.items() if name not in fidelity_outputs}
 
-    for name in (*TRACKED, ".snakemake"):
-        shutil.rmtree(workspace / name)
-    shutil.rmtree(workspace / ".dvc" / "cache")
-    run_tool(["dvc", "pull"], workspace)
-    assert content_hashes(workspace) == before
-    # dvc restores files in no DAG order; `snakemake --touch` (what `make pull` runs) orders the timestamps
-    # without running anything, and must not change a byte.
-    run_tool(["snakemake", "--touch", "--cores", "1", "results/table4.csv"], workspace)
-    assert content_hashes(workspace) == before
-
-    dry = run_tool(["snakemake", "-n", "results/table4.csv"], workspace)
-    assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout + dry.stderr
+    assert "Nothing to be done" in run_tool(["snakemake", "-n", "results/table4.csv"], clone).stdout
+    assert content_hashes(clone) == after  # pulling and touching changed no byte
+    change_noise(workspace)
+    change_noise(clone)
+    expected = planned_jobs(workspace)
+    assert "vision_world" in expected and "table4" in expected, expected
+    assert planned_jobs(clone) == expected

@@ -72,6 +72,8 @@ def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
     beats_baseline = np.where(lower_is_better, report["model_quality"] < report["model_baseline"],
                               report["model_quality"] > report["model_baseline"])
     assert beats_baseline.all(), report[["setting", "model_quality", "model_baseline"]]
+    pseudo = report[report["concept_source"].str.startswith("pseudo:")]
+    assert len(pseudo) and pseudo["pseudo_label_auc_by_kind"].str.contains(r"(^|; )class 0\.\d{3}").all()
 
 
 def test_digits_settings_join_table4_and_the_sanity_tests(built_workspace: Path) -> None:

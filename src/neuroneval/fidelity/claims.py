@@ -182,6 +182,10 @@ def _setting_reasons(
         card = world.loc[setting]
         if pd.notna(card.get("pseudo_label_median_auc", np.nan)):
             reasons.append(f"pseudo-labels' median per-concept AUC {float(card['pseudo_label_median_auc']):.3f}")
+            by_kind = str(card.get("pseudo_label_auc_by_kind", "") or "")
+            if by_kind and by_kind != "nan":
+                reasons.append(f"the contrastive model's mean AUC per concept kind, weakest first: {by_kind} (a class "
+                               "pseudo-label is only as sharp as its weakest attribute)")
         if pd.notna(card.get("model_quality", np.nan)) and str(card.get("model_quality_measure", "")):
             reasons.append(
                 f"model {card['model_quality_measure']} {float(card['model_quality']):.3f} "

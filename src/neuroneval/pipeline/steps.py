@@ -220,10 +220,17 @@ def table4(job: StepIO) -> None:
     plot_table4(table, list(job.params.settings), job.output.figure)
 
 
+def pseudo_auc_by_kind(per_concept: dict[str, float]) -> str:
+    """Mean pseudo-label AUC per concept kind (the part before ``:``), weakest first: ``"shape 0.662; ..."``."""
+    kinds = pd.Series(per_concept, dtype=float).groupby(lambda name: name.split(":", 1)[0]).mean().sort_values()
+    return "; ".join(f"{kind} {value:.3f}" for kind, value in kinds.items())
+
+
 def worlds_report(job: StepIO) -> None:
     """One row per setting: inputs, units, concepts, positive-rate range, its model's quality next to a baseline,
     and — for pseudo-label settings — the pseudo-labels' mean and median per-concept ROC AUC against the labels of
-    the same concepts.
+    the same concepts, and the mean AUC of every concept kind of the pseudo-label table (``pseudo_label_auc_by_kind``,
+    weakest first: which attributes the contrastive model tells apart).
 
     Model quality: classifiers' held-out accuracy vs the majority class; probes' held-out concept accuracy vs
     each concept's majority value; language models' probe perplexity vs the unigram perplexity (lower is better).
@@ -249,18 +256,21 @@ def worlds_report(job: StepIO) -> None:
         quality = card.get("quality", card.get("holdout_accuracy", np.nan))
         baseline = card.get("baseline", card.get("chance_accuracy", np.nan))
         auc = median_auc = np.nan
+        by_kind = ""
         source = setting["concepts"]["source"]
         if (setting["dataset"], source) in pseudo:
             per_concept = pseudo[(setting["dataset"], source)]["auc"]
             names = select_concepts(list(per_concept), setting["concepts"].get("prefixes", []))
             auc = float(np.mean([per_concept[name] for name in names]))
             median_auc = float(np.median([per_concept[name] for name in names]))
+            by_kind = pseudo_auc_by_kind(per_concept)
         # the description comes from params, not from the truth summary: relabelling a setting reruns this report
         # only (columns stay in the summary's sorted key order)
         description = job.params.descriptions.get(summary["setting"], "")
         described = dict(sorted({**summary, "description": description}.items()))
         rows.append({**described, "model_quality_measure": measure, "model_quality": quality,
-                     "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc})
+                     "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc,
+                     "pseudo_label_auc_by_kind": by_kind})
     io.write_csv(job.output[0], pd.DataFrame(rows))
 
 
