@@ -153,7 +153,7 @@ def test_explanation_files_follow_the_contract(toy, scored) -> None:
 
 
 def test_scores_put_the_truth_above_and_random_below_every_method(scored) -> None:
-    methods, scores = scored
+    _, scores = scored
     assert list(scores.columns) == ["setting", "group", "method", "table", "unit", "kind", "length",
                                     *score_columns(), "truth_recovered"]
     means = scores.groupby(["table", "method"])["simulation_correlation"].mean()

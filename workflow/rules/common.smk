@@ -313,6 +313,11 @@ def digits_dataset(wildcards):
 # Explanation methods benchmark (workflow/rules/explain.smk)
 EXPLAIN = config.get("explain") or {}
 EXPLAIN_SETTINGS = list(EXPLAIN.get("settings") or {})
+if set(EXPLAIN_SETTINGS) - set(SETTINGS):
+    raise ValueError(
+        "params.yaml: explain.settings names undefined settings "
+        f"{sorted(set(EXPLAIN_SETTINGS) - set(SETTINGS))}; defined: {sorted(SETTINGS)}"
+    )
 EXPLAIN_METHOD_FILES = {
     name: method_files(spec, EXPLAIN["simple"])
     for name, spec in (EXPLAIN.get("settings") or {}).items()
