@@ -20,6 +20,7 @@ include: "workflow/rules/sanity.smk"
 include: "workflow/rules/cosy.smk"
 include: "workflow/rules/external.smk"
 include: "workflow/rules/fidelity.smk"
+include: "workflow/rules/explain.smk"
 
 
 rule all:

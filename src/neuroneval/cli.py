@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -18,6 +18,13 @@ Score every (unit, concept) pair of two tables with one metric and write a tidy 
 
 It works within ``--memory-budget`` (default ``auto``: about the inputs' size; e.g. ``2G``) and shows a progress
 bar on stderr once it has run for 2 s (``--no-progress`` turns it off).
+
+Explain every unit of your own activation table with a method of ``neuroneval.explain`` (docs/explain.md) on
+your own concept table, written as ``explanations/<setting>/<method>.csv`` is (unit, explanation, length, kind,
+scores); ``--option`` sets the method's options (JSON values)::
+
+    neuroneval explain --method compexp --option max_length=2 --option beam_size=5 \
+        --activations my_units.parquet --concepts my_concepts.parquet --out explanations/mine/compexp.csv
 
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
@@ -76,6 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
                             "on small tables, ~10-20x the inputs on large ones)")
     score.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bar (by default one appears on stderr after 2 s)")
+
+    explain = commands.add_parser("explain", help="explain every unit of an activation table with one method")
+    explain.add_argument("--method", required=True,
+                         help="a method of neuroneval.explain.METHODS (netdissect, compexp, invert, cce, le_label, "
+                              "le_pseudo, captions) or random")
+    explain.add_argument("--activations", required=True, help="activation table")
+    explain.add_argument("--concepts", required=True, help="concept table (labels or pseudo-labels)")
+    explain.add_argument("--out", required=True, help="output CSV: unit,explanation,length,kind,<method scores>")
+    explain.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="a method option (repeatable); VALUE is read as JSON where it parses, else as text")
+    explain.add_argument("--captions", help="CSV with input_id,caption (the captions method)")
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -139,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _validate(arguments.table, arguments.kind)
         elif arguments.command == "score":
             _score(arguments)
+        elif arguments.command == "explain":
+            _explain(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:
@@ -192,6 +212,53 @@ def _score(arguments: argparse.Namespace) -> None:
     })
     io.write_csv(arguments.out, tidy, float_format="%.8g")
     print(f"wrote {len(tidy)} scores to {arguments.out}")
+
+
+def method_option(text: str) -> tuple[str, object]:
+    """``--option key=value``: the value as JSON where it parses (``3``, ``0.01``, ``["AND", "OR"]``), else text."""
+    key, separator, value = text.partition("=")
+    if not separator or not key:
+        raise ValueError(f"--option expects KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _explain(arguments: argparse.Namespace) -> None:
+    from neuroneval.explain import (
+        METHODS,
+        ProbingData,
+        RandomOptions,
+        explain,
+        random_explanations,
+        write_explanations,
+    )
+
+    if arguments.method not in (*METHODS, "random"):
+        raise ValueError(f"unknown explanation method {arguments.method!r}; known: {[*METHODS, 'random']}")
+    activations, _ = io.read_activation_table(arguments.activations)
+    concepts, _ = io.read_concept_table(arguments.concepts)
+    io.check_matching_ids(activations, concepts, first_source=arguments.activations,
+                          second_source=arguments.concepts)
+    options = dict(method_option(text) for text in arguments.option)
+    if arguments.method == "random":
+        units = [column for column in activations.columns if column != io.ID_COLUMN]
+        names = [column for column in concepts.columns if column != io.ID_COLUMN]
+        frame = random_explanations(units, names, RandomOptions.from_params(options))
+    else:
+        captions = None
+        if arguments.captions:
+            table = pd.read_csv(arguments.captions, keep_default_na=False, dtype={"caption": str})
+            by_id = dict(zip(table[io.ID_COLUMN], table["caption"], strict=True))
+            missing = [int(i) for i in activations[io.ID_COLUMN] if i not in by_id]
+            if missing:
+                raise ValueError(f"{arguments.captions}: no caption for input_id {missing[0]}")
+            captions = [by_id[i] for i in activations[io.ID_COLUMN]]
+        probing = ProbingData.build(concepts, captions=captions)
+        frame = explain(arguments.method, activations, probing, options)
+    write_explanations(arguments.out, frame)
+    print(f"wrote {len(frame)} {arguments.method} explanations to {arguments.out}")
 
 
 def _crowd_design(arguments: argparse.Namespace) -> None:

@@ -47,11 +47,13 @@ TINY_OVERRIDES = {
              "embedded": {"training": {"block_out_channels": [16, 32, 32], "norm_num_groups": 4,
                                        "attention_head_dim": 4, "epochs": 1},
                           "sampling": {"steps": 8}}},
+    # explanation methods: few maps and masks for the spatial methods, a short bootstrap
+    "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}}}, "n_boot": 50},
 }
-#: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table, and the
-#: fidelity report that reads them all.
+#: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table, the
+#: fidelity report that reads them all, and the explanation-methods benchmark.
 TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/ceiling.csv",
-                "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity"]
+                "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity", "explain_results"]
 
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

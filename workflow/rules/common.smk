@@ -4,6 +4,13 @@ from snakemake.utils import validate
 
 from neuroneval.external.config import model_files
 from neuroneval.pipeline.code_deps import ScriptVersions
+from neuroneval.pipeline.explain_steps import (
+    PSEUDO_METHODS,
+    TEXT_METHODS,
+    base_method,
+    method_files,
+    method_options,
+)
 from neuroneval.pipeline.cosy_steps import (
     EMBEDDED_CHECKPOINT,
     cosy_setting_units,
@@ -301,3 +308,82 @@ def digits_model_spec(wildcards):
 def digits_dataset(wildcards):
     """Dataset name of a digits split's tables (``digits_probe``), recorded in their metadata."""
     return f"digits_{wildcards.split}"
+
+
+# Explanation methods benchmark (workflow/rules/explain.smk)
+EXPLAIN = config.get("explain") or {}
+EXPLAIN_SETTINGS = list(EXPLAIN.get("settings") or {})
+if set(EXPLAIN_SETTINGS) - set(SETTINGS):
+    raise ValueError(
+        "params.yaml: explain.settings names undefined settings "
+        f"{sorted(set(EXPLAIN_SETTINGS) - set(SETTINGS))}; defined: {sorted(SETTINGS)}"
+    )
+EXPLAIN_METHOD_FILES = {
+    name: method_files(spec, EXPLAIN["simple"])
+    for name, spec in (EXPLAIN.get("settings") or {}).items()
+}
+
+
+wildcard_constraints:
+    method="[a-z0-9_]+",
+
+
+def explain_setting_inputs(wildcards):
+    """The setting's tables, plus what the method reads: labels, pseudo-labels, truth, the world, a checkpoint."""
+    setting = config["settings"][wildcards.setting]
+    spec = EXPLAIN["settings"][wildcards.setting]
+    base, _ = base_method(wildcards.method)
+    inputs = {
+        "activations": setting_activations(wildcards),
+        "concepts": setting_concepts(wildcards),
+    }
+    if base == "truth":
+        inputs["truth"] = setting_truth(wildcards)
+    if base == "le_label":
+        inputs["labels"] = str(concept_path(setting["dataset"], "labels"))
+    if base in PSEUDO_METHODS:
+        inputs["pseudo"] = str(
+            concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
+        )
+    spatial = spec.get("spatial") or {}
+    if base in TEXT_METHODS or base in spatial.get("methods", []):
+        inputs["world"] = world_dir(setting["dataset"])
+    if base in spatial.get("methods", []):
+        inputs["checkpoint"] = f"data/models/{spatial['model']}.pt"
+    return inputs
+
+
+def world_dir(dataset):
+    """``vision_probe`` -> ``data/worlds/vision/probe`` (the vision world a dataset's tables come from)."""
+    kind, _, split = dataset.partition("_")
+    if kind != "vision":
+        raise ValueError(
+            f"explain: dataset {dataset!r} has no vision world (captions, masks)"
+        )
+    return f"data/worlds/vision/{split}"
+
+
+def explain_method_options(wildcards):
+    return method_options(EXPLAIN, wildcards.method)
+
+
+def explain_spec(wildcards):
+    return EXPLAIN["settings"][wildcards.setting]
+
+
+def explain_score_inputs(wildcards):
+    setting = config["settings"][wildcards.setting]
+    return {
+        "activations": setting_activations(wildcards),
+        "labels": str(concept_path(setting["dataset"], "labels")),
+        "truth": setting_truth(wildcards),
+        "explanations": expand(
+            "explanations/{setting}/{method}.csv",
+            setting=wildcards.setting,
+            method=EXPLAIN_METHOD_FILES[wildcards.setting],
+        ),
+    }
+
+
+def explain_score_methods(wildcards):
+    return EXPLAIN_METHOD_FILES[wildcards.setting]

@@ -78,3 +78,37 @@ def plot_ceiling(ceiling: pd.DataFrame, meta: pd.DataFrame, settings: Sequence[s
     with atomic_path(path) as tmp_path:
         figure.savefig(tmp_path, format="png", dpi=120, metadata={"Software": None})
     plt.close(figure)
+
+
+def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> None:
+    """One panel per (setting, unit group) of an explanation-methods table (``results/explain/table1.csv``):
+    each method's mean simulation correlation ± standard error as a bar, the random floor and the truth ceiling
+    as dashed lines; text methods (no simulation) are left out."""
+    scored = table[table["simulation_correlation_mean"].notna()]
+    panels = list(scored.groupby(["setting", "group"], sort=False))
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.8 * rows), squeeze=False)
+    for axis, ((setting, group), frame) in zip(axes.ravel(), panels, strict=False):
+        methods = frame[~frame["method"].isin(("random", "random_l1", "truth"))]
+        positions = np.arange(len(methods))
+        axis.barh(positions, methods["simulation_correlation_mean"], xerr=methods["simulation_correlation_se"],
+                  color="tab:blue", alpha=0.8, error_kw={"elinewidth": 0.8})
+        axis.set_yticks(positions, methods["method"], fontsize=7)
+        axis.invert_yaxis()
+        for value, colour, label in ((frame["floor"].iloc[0], "tab:red", "random"),
+                                     (frame["ceiling"].iloc[0], "tab:green", "truth")):
+            if np.isfinite(value):
+                axis.axvline(value, color=colour, linestyle="--", linewidth=1.0, label=label)
+        axis.set_xlim(min(0.0, float(np.nanmin(frame["simulation_correlation_mean"]))) - 0.02, 1.0)
+        axis.set_title(f"{setting} / {group}", fontsize=8)
+        axis.tick_params(axis="x", labelsize=7)
+        axis.legend(fontsize=6, loc="lower right")
+    for axis in axes.ravel()[len(panels):]:
+        axis.set_visible(False)
+    figure.suptitle(title, fontsize=9)
+    figure.supxlabel("simulation correlation (mean ± s.e. over units)", fontsize=8)
+    figure.tight_layout()
+    with atomic_path(path) as tmp_path:
+        figure.savefig(tmp_path, format="png", dpi=120, metadata={"Software": None})
+    plt.close(figure)

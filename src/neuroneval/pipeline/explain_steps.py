@@ -1,0 +1,395 @@
+"""Steps of the explanation-method benchmark (issue 15; paper 001 Tables 1–2, App. B.2): explain, score, tabulate.
+
+``explain_setting`` writes ``explanations/<setting>/<method>.csv`` (docs/design.md §2.5) with a method of
+:mod:`neuroneval.explain` fitted on the setting's inputs minus a seeded holdout; ``explain_score`` simulates every
+explanation on the held-out inputs from the ground-truth concept table and scores it (simulation correlation and
+the sanity-passing NeuronEval metrics, :func:`neuroneval.explain.score_explanations`); ``explain_results`` reduces
+the scores to Table 1 (simple explanations), Table 2 (l > 1), a figure and the ranking agreement of the scorers.
+
+Method file names: a method of ``explain.methods`` (``compexp``), its length-1 run (``compexp_l1``, for the methods
+of ``explain.simple``) and the baselines ``random`` (l concepts), ``random_l1`` and ``truth`` (the ceiling).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+#: The methods a setting may list (``explain.settings.<name>.methods``; the schema's enum is tested against it).
+EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions")
+#: Methods whose ``max_length`` is ``explain.max_length`` (l of Table 2).
+FORMULA_METHODS = ("compexp", "invert", "cce")
+#: Methods that give one concept per unit: Table 1 only.
+SIMPLE_METHODS = ("netdissect", "clip_dissect")
+#: Methods that read the pseudo-label table (``explain.pseudo_source``).
+PSEUDO_METHODS = ("le_pseudo", "clip_dissect")
+#: Methods that read the vision world (captions, or maps and masks).
+TEXT_METHODS = ("captions",)
+BASELINES = ("random", "random_l1", "truth")
+SIMPLE_SUFFIX = "_l1"
+#: Columns of the per-unit scores before the scores.
+SCORE_KEYS = ["setting", "group", "method", "table", "unit", "kind", "length"]
+
+
+def score_columns() -> list[str]:
+    """Simulation correlation, then the sanity-passing metrics of :func:`neuroneval.explain.score_explanations`."""
+    from neuroneval.explain import SANITY_PASSING_METRICS
+
+    return ["simulation_correlation", *SANITY_PASSING_METRICS]
+
+
+def base_method(name: str) -> tuple[str, bool]:
+    """``("compexp", True)`` for ``compexp_l1``; ``(name, False)`` otherwise (baselines included)."""
+    if name.endswith(SIMPLE_SUFFIX) and name != "random_l1":
+        return name[: -len(SIMPLE_SUFFIX)], True
+    return name, False
+
+
+def method_files(spec: Mapping[str, Any], simple: Sequence[str]) -> list[str]:
+    """The method file names of one explained setting: its methods, their ``_l1`` runs and the baselines."""
+    methods = list(spec["methods"])
+    return [*methods, *(f"{name}{SIMPLE_SUFFIX}" for name in simple if name in methods), *BASELINES]
+
+
+def method_tables(name: str) -> tuple[int, ...]:
+    """Which of Tables 1 (simple, l = 1) and 2 (l > 1) a method file belongs to (the truth: both)."""
+    base, simple = base_method(name)
+    if base == "truth":
+        return (1, 2)
+    if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS:
+        return (1,)
+    return (2,)
+
+
+def method_options(explain: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The options a method file is made with: ``explain.methods.<method>``, with the formula length
+    ``explain.max_length`` (or 1 for an ``_l1`` run); a random baseline's length and seed."""
+    base, simple = base_method(name)
+    if base in ("random", "random_l1"):
+        return {"length": 1 if base == "random_l1" else int(explain["max_length"]), "seed": int(explain["random_seed"])}
+    if base == "truth":
+        return {}
+    options = dict((explain.get("methods") or {}).get(base) or {})
+    if base in FORMULA_METHODS:
+        options["max_length"] = int(explain["max_length"])
+    if simple:
+        options["max_length"] = 1
+    return options
+
+
+def holdout_mask(n_inputs: int, fraction: float, seed: int) -> np.ndarray:
+    """(n,) bool, True on the ⌈fraction·n⌉ held-out inputs of a seeded permutation (at least 2 on each side)."""
+    n_held = math.ceil(fraction * n_inputs)
+    if n_held < 2 or n_inputs - n_held < 2:
+        raise ValueError(f"explain.holdout_fraction {fraction} leaves {n_held} of {n_inputs} inputs held out; "
+                         "both parts need at least 2")
+    held = np.zeros(n_inputs, dtype=bool)
+    held[np.random.default_rng(seed).permutation(n_inputs)[:n_held]] = True
+    return held
+
+
+def unit_groups(layers: Sequence[str], unit_names: Sequence[str]) -> list[str]:
+    """Each unit's group: the layer of the activation table it comes from (names are ``<layer>.<unit>`` when a
+    setting joins several tables, docs/design.md §2.2)."""
+    if len(layers) == 1:
+        return [layers[0]] * len(unit_names)
+    ordered = sorted(layers, key=len, reverse=True)
+    return [next(layer for layer in ordered if name.startswith(f"{layer}.")) for name in unit_names]
+
+
+def truth_recovered(explanation: Any, truth: Sequence[str]) -> bool:
+    """Does an explanation name one of the unit's truth concepts? Text explanations: do all words of one truth
+    concept's value (``class:red_circle`` → red, circle) appear among its words?"""
+    from neuroneval.explain import Text
+    from neuroneval.explain.captions import words_of
+
+    if isinstance(explanation, Text):
+        words = set(words_of(explanation.description))
+        return any(set(words_of(concept.partition(":")[2].replace("_", " "))) <= words for concept in truth)
+    return bool(set(explanation.concepts()) & set(truth))
+
+
+def pseudo_cosines(concepts: np.ndarray, metadata: Mapping[str, Any]) -> np.ndarray:
+    """The image–text cosines behind a pseudo-label table ``c = σ(a·(cos − b))``: ``cos = b + logit(c)/a``
+    (values are clipped away from 0 and 1 first), for CLIP-Dissect without re-embedding the images."""
+    from scipy.special import logit
+
+    if "a" not in metadata or "b" not in metadata:
+        raise ValueError("the pseudo-label table's metadata has no calibration (a, b); CLIP-Dissect needs it")
+    clipped = np.clip(np.asarray(concepts, dtype=np.float64), 1e-7, 1 - 1e-7)
+    return float(metadata["b"]) + logit(clipped) / float(metadata["a"])
+
+
+def _aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, dict]:
+    """The columns ``names`` of a concept table, checked to hold the setting's input ids, and its metadata."""
+    frame, metadata = io.read_concept_table(path)
+    if not np.array_equal(frame[io.ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{path}: its input ids differ from the setting's tables")
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: concept columns {missing[:3]} of the setting are missing")
+    return frame[list(names)].to_numpy(dtype=np.float64), metadata
+
+
+def _setting_ids(concept_file: str | Path) -> np.ndarray:
+    frame, _ = io.read_concept_table(concept_file)
+    return frame[io.ID_COLUMN].to_numpy()
+
+
+def spatial_maps(checkpoint: str | Path, images: np.ndarray, layer: str, batch_size: int) -> np.ndarray:
+    """(N, C, h, w) float32 outputs of module ``layer`` of a world classifier on ``images`` (unpooled)."""
+    import torch
+
+    from neuroneval.models.classifier import load_checkpoint
+    from neuroneval.models.cnn import images_to_tensor
+
+    model, _ = load_checkpoint(checkpoint)
+    modules = dict(model.named_modules())
+    if layer not in modules or not layer:
+        raise ValueError(f"explain spatial layer {layer!r} is not a module of {checkpoint}")
+    captured: list[np.ndarray] = []
+    handle = modules[layer].register_forward_hook(
+        lambda _module, _inputs, output: captured.append(output.float().cpu().numpy()))
+    try:
+        with torch.no_grad():
+            for start in range(0, len(images), batch_size):
+                model(images_to_tensor(images[start : start + batch_size]))
+    finally:
+        handle.remove()
+    maps = np.concatenate(captured)
+    if maps.ndim != 4:
+        raise ValueError(f"layer {layer!r} gives outputs of shape {maps.shape[1:]}, not (channels, h, w) maps")
+    return maps
+
+
+def explain_setting(job: StepIO) -> None:
+    """``explanations/<setting>/<method>.csv``: one method (or baseline) on the setting's fitting inputs."""
+    from neuroneval.explain import (
+        ClipDissectOptions,
+        ProbingData,
+        RandomOptions,
+        clip_dissect,
+        explain,
+        random_explanations,
+        truth_explanations,
+        write_explanations,
+    )
+    from neuroneval.settings import load_setting
+
+    setting, spec, name = job.params.setting, job.params.spec, job.wildcards.method
+    options = dict(job.params.options)
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
+                        concept_prefixes=setting["concepts"]["prefixes"])
+    ids = _setting_ids(job.input.concepts)
+    fit = ~holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
+    base, _ = base_method(name)
+    names, units = data.concept_names, data.unit_names
+    if base == "truth":
+        frame = truth_explanations(pd.read_csv(job.input.truth, dtype=str), unit_names=units)
+    elif base in ("random", "random_l1"):
+        frame = random_explanations(units, names, RandomOptions.from_params(options))
+    else:
+        concepts = data.concepts.astype(np.float64)
+        if base == "le_label":
+            concepts, _ = _aligned_concepts(job.input.labels, ids, names)
+        elif base in PSEUDO_METHODS:
+            concepts, pseudo_metadata = _aligned_concepts(job.input.pseudo, ids, names)
+        activations = data.activations[fit].astype(np.float64)
+        spatial = spec.get("spatial") or {}
+        if base == "clip_dissect":
+            frame = clip_dissect(activations, pseudo_cosines(concepts, pseudo_metadata)[fit], names,
+                                 ClipDissectOptions.from_params(options), unit_names=units)
+        elif base in spatial.get("methods", []):
+            frame = _explain_spatial(job, data, ids, fit, base, options, spatial)
+        else:
+            captions = None
+            if base in TEXT_METHODS:
+                captions = _world_captions(job.input.world, ids)
+                captions = [captions[row] for row in np.flatnonzero(fit)]
+            probing = ProbingData.build(concepts[fit], names, captions=captions)
+            frame = explain(base, activations, probing, options, unit_names=units)
+    write_explanations(job.output.explanations, frame)
+    print(f"{job.wildcards.setting}/{name}: {len(frame)} units, kinds {frame['kind'].value_counts().to_dict()}")
+
+
+def _world_captions(world_dir: str | Path, ids: np.ndarray) -> list[str]:
+    captions = pd.read_csv(Path(world_dir) / "captions.csv", keep_default_na=False, dtype={"caption": str})
+    if not np.array_equal(captions[io.ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{world_dir}: the world's input ids differ from the setting's tables")
+    return captions["caption"].tolist()
+
+
+def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
+                     options: Mapping[str, Any], spatial: Mapping[str, Any]) -> pd.DataFrame:
+    """A method on the first ``max_inputs`` fitting inputs' spatial maps against the world's concept masks; the
+    maps are checked to pool to the setting's activation table (same model, layer and unit order)."""
+    from neuroneval.explain import ProbingData, explain
+    from neuroneval.worlds import concept_mask, load_vision_world
+
+    world = load_vision_world(Path(job.input.world))
+    if not np.array_equal(world.labels[io.ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{job.input.world}: the world's input ids differ from the setting's tables")
+    rows = np.flatnonzero(fit)[: int(spatial["max_inputs"])]
+    maps = spatial_maps(job.input.checkpoint, world.images[rows], spatial["layer"], int(job.params.batch_size))
+    pooled = maps.mean(axis=(2, 3)) if job.params.pooling == "mean" else maps.max(axis=(2, 3))
+    if pooled.shape[1] != len(data.unit_names) or not np.allclose(pooled, data.activations[rows], atol=1e-3):
+        raise ValueError(f"maps of {spatial['model']}/{spatial['layer']} do not pool to the setting's activations")
+    masks = np.stack([concept_mask(world, name)[rows] for name in data.concept_names], axis=1)
+    probing = ProbingData.build(data.concepts[rows], data.concept_names, masks=masks)
+    print(f"spatial {method}: maps {maps.shape}, masks {masks.shape}")
+    return explain(method, maps, probing, options, unit_names=data.unit_names)
+
+
+def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndarray, unit_names: Sequence[str],
+                  groups: Sequence[str], concepts: np.ndarray, concept_names: Sequence[str],
+                  truth: Mapping[str, Sequence[str]], *, alpha: float) -> pd.DataFrame:
+    """Per-unit scores of every method's explanations on held-out inputs (``SCORE_KEYS`` + ``score_columns()`` +
+    ``truth_recovered``); text explanations are kept with empty scores (no concept simulator reads them)."""
+    from neuroneval.explain import parse, score_explanations
+
+    group_of = dict(zip(unit_names, groups, strict=True))
+    table = pd.DataFrame(activations, columns=list(unit_names))
+    parts = []
+    for method, frame in explanations.items():
+        frame = frame.reset_index(drop=True)
+        scorable = frame[frame["kind"] != "text"]
+        scores = pd.DataFrame({"unit": frame["unit"].astype(str)})
+        if len(scorable):
+            scored = score_explanations(scorable, table, concepts, concept_names, source=method, alpha=alpha)
+            scores = scores.merge(scored.drop(columns=["kind", "length"]), on="unit", how="left")
+        scores = scores.reindex(columns=["unit", *score_columns()])
+        scores["kind"] = frame["kind"].to_numpy()
+        scores["length"] = frame["length"].to_numpy()
+        scores["group"] = [group_of[unit] for unit in scores["unit"]]
+        scores["method"] = method
+        recovered = [float(truth_recovered(parse(text, kind), truth[unit])) if unit in truth else np.nan
+                     for unit, text, kind in zip(frame["unit"].astype(str), frame["explanation"], frame["kind"],
+                                                 strict=True)]
+        scores["truth_recovered"] = recovered
+        for table_id in method_tables(method):
+            parts.append(scores.assign(table=table_id))
+    return pd.concat(parts, ignore_index=True)
+
+
+def explain_score(job: StepIO) -> None:
+    """``results/explain/scores/<setting>.csv``: every method's explanations simulated on the held-out inputs
+    from the ground-truth concept table (paper 001 App. B.2) and scored."""
+    from neuroneval.explain import read_explanations
+    from neuroneval.settings import load_setting
+
+    setting = job.params.setting
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
+                        concept_prefixes=setting["concepts"]["prefixes"])
+    ids = _setting_ids(job.input.labels)
+    held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
+    truth_table = pd.read_csv(job.input.truth, dtype=str)
+    truth = truth_table.groupby("unit")["concept"].apply(list).to_dict()
+    explanations = {method: read_explanations(path)
+                    for method, path in zip(job.params.methods, job.input.explanations, strict=True)}
+    layers = [unit["layer"] for unit in setting["units"]]
+    scores = score_setting(explanations, data.activations[held].astype(np.float64), data.unit_names,
+                           unit_groups(layers, data.unit_names), data.concepts[held].astype(np.float64),
+                           data.concept_names, truth, alpha=float(job.params.alpha))
+    scores.insert(0, "setting", job.wildcards.setting)
+    scores = scores[[*SCORE_KEYS, *score_columns(), "truth_recovered"]]
+    io.write_csv(job.output.scores, scores)
+    print(scores.groupby(["table", "method"])["simulation_correlation"].mean().round(3).to_string())
+
+
+def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
+    """Table 1 or 2: per (setting, group, method) the mean ± standard error of every score over units, the
+    truth-recovery rate on units with truth, and the floor (random) and ceiling (truth) simulation correlation
+    beside every row."""
+    part = scores[scores["table"] == table_id]
+    rows = []
+    for (setting, group, method), frame in part.groupby(["setting", "group", "method"], sort=False):
+        row: dict[str, Any] = {"setting": setting, "group": group, "method": method,
+                               "kind": "/".join(sorted(frame["kind"].unique())), "n_units": len(frame),
+                               "mean_length": frame["length"].mean()}
+        for column in score_columns():
+            values = frame[column].dropna()
+            row[f"{column}_mean"] = values.mean() if len(values) else np.nan
+            row[f"{column}_se"] = values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else np.nan
+        recovered = frame["truth_recovered"].dropna()
+        row["truth_recovery"] = recovered.mean() if len(recovered) else np.nan
+        row["n_truth_units"] = len(recovered)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    floor_name = "random_l1" if table_id == 1 else "random"
+    for column, method in (("floor", floor_name), ("ceiling", "truth")):
+        reference = table[table["method"] == method].set_index(["setting", "group"])["simulation_correlation_mean"]
+        table[column] = [reference.get((s, g), np.nan) for s, g in zip(table["setting"], table["group"], strict=True)]
+    return table
+
+
+def ranking_agreement(reference: np.ndarray, other: np.ndarray, *, n_boot: int, ci_level: float,
+                      seed: int) -> tuple[float, float, float]:
+    """Kendall τ between the method rankings of two (units × methods) score matrices (column means), and its
+    percentile bootstrap interval over units (rows resampled together; NaN with fewer than 2 methods or units)."""
+    from scipy.stats import kendalltau
+
+    n_units, n_methods = reference.shape
+    if n_units < 2 or n_methods < 2:
+        return np.nan, np.nan, np.nan
+
+    def tau(rows: np.ndarray) -> float:
+        return float(kendalltau(np.nanmean(reference[rows], axis=0), np.nanmean(other[rows], axis=0)).statistic)
+
+    value = tau(np.arange(n_units))
+    rng = np.random.default_rng(seed)
+    boot = np.array([tau(rng.integers(0, n_units, n_units)) for _ in range(n_boot)], dtype=float)
+    boot = boot[np.isfinite(boot)]
+    if not len(boot):
+        return value, np.nan, np.nan
+    low, high = np.quantile(boot, [(1 - ci_level) / 2, (1 + ci_level) / 2])
+    return value, float(low), float(high)
+
+
+def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str], *, n_boot: int,
+                     ci_level: float, seed: int) -> pd.DataFrame:
+    """Kendall τ between the method rankings by mean simulation correlation and by each metric, per setting and
+    pooled over settings (the methods every setting has), with a percentile bootstrap interval over units."""
+    part = scores[(scores["table"] == table_id) & ~scores["method"].isin(BASELINES) & (scores["kind"] != "text")]
+    scopes = [(str(setting), frame) for setting, frame in part.groupby("setting", sort=False)]
+    common = set.intersection(*(set(frame["method"]) for _, frame in scopes)) if scopes else set()
+    scopes.append(("all", part[part["method"].isin(common)]))
+    rows = []
+    for scope, frame in scopes:
+        wide = {column: frame.pivot_table(index=["setting", "unit"], columns="method", values=column)
+                for column in ("simulation_correlation", *metrics)}
+        reference = wide["simulation_correlation"].dropna()
+        for metric in metrics:
+            other = wide[metric].reindex(index=reference.index, columns=reference.columns).to_numpy()
+            value, low, high = ranking_agreement(reference.to_numpy(), other, n_boot=n_boot, ci_level=ci_level,
+                                                 seed=seed)
+            rows.append({"table": table_id, "setting": scope, "metric": metric, "n_methods": reference.shape[1],
+                         "n_units": reference.shape[0], "tau": value, "ci_low": low, "ci_high": high,
+                         "n_boot": n_boot, "ci_level": ci_level, "seed": seed})
+    return pd.DataFrame(rows)
+
+
+def explain_results(job: StepIO) -> None:
+    """Tables 1 and 2, the Table 1 figure and the scorers' ranking agreement from every setting's scores."""
+    from neuroneval.pipeline.plots import plot_explain_table
+
+    scores = pd.concat([pd.read_csv(path, dtype={"unit": str}) for path in job.input.scores], ignore_index=True)
+    for table_id, path in ((1, job.output.table1), (2, job.output.table2)):
+        io.write_csv(path, summary_table(scores, table_id))
+    table1 = summary_table(scores, 1)
+    plot_explain_table(table1, job.output.figure, title="Simple explanations (l = 1): simulation correlation on "
+                       "held-out inputs (paper 001 Table 1)")
+    metrics = [column for column in score_columns() if column != "simulation_correlation"]
+    agreement = pd.concat([method_agreement(scores, table_id, metrics, n_boot=int(job.params.n_boot),
+                                            ci_level=float(job.params.ci_level), seed=int(job.params.seed))
+                           for table_id in (1, 2)], ignore_index=True)
+    io.write_csv(job.output.agreement, agreement)
+    print(table1[["setting", "group", "method", "simulation_correlation_mean", "floor", "ceiling",
+                  "truth_recovery"]].round(3).to_string())

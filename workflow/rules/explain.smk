@@ -1,0 +1,71 @@
+rule explain_setting:
+    input:
+        unpack(explain_setting_inputs),
+    output:
+        explanations="explanations/{setting}/{method}.csv",
+    log:
+        "logs/explain/{setting}/{method}.log",
+    benchmark:
+        "logs/benchmarks/explain_{setting}_{method}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("explain_setting.py"),
+        setting=setting_config,
+        spec=explain_spec,
+        options=explain_method_options,
+        holdout_fraction=EXPLAIN.get("holdout_fraction"),
+        seed=EXPLAIN.get("random_seed"),
+        batch_size=config["activations"]["batch_size"],
+        pooling=config["activations"]["pooling"],
+    script:
+        "../scripts/explain_setting.py"
+
+
+rule explain_score:
+    input:
+        unpack(explain_score_inputs),
+    output:
+        scores="results/explain/scores/{setting}.csv",
+    log:
+        "logs/explain/score_{setting}.log",
+    benchmark:
+        "logs/benchmarks/explain_score_{setting}.tsv"
+    conda:
+        "../../environment.yml"
+    params:
+        code=code_version("explain_score.py"),
+        setting=setting_config,
+        methods=explain_score_methods,
+        holdout_fraction=EXPLAIN.get("holdout_fraction"),
+        seed=EXPLAIN.get("random_seed"),
+        alpha=EXPLAIN.get("alpha"),
+    script:
+        "../scripts/explain_score.py"
+
+
+rule explain_tables:
+    input:
+        scores=expand("results/explain/scores/{setting}.csv", setting=EXPLAIN_SETTINGS),
+    output:
+        table1="results/explain/table1.csv",
+        table2="results/explain/table2.csv",
+        figure="results/explain/table1.png",
+        agreement="results/explain/agreement.csv",
+    log:
+        "logs/explain/tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        code=code_version("explain_results.py"),
+        n_boot=EXPLAIN.get("n_boot"),
+        ci_level=EXPLAIN.get("ci_level"),
+        seed=EXPLAIN.get("random_seed"),
+    script:
+        "../scripts/explain_results.py"
+
+
+rule explain_results:
+    input:
+        rules.explain_tables.output,
