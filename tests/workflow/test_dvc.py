@@ -15,7 +15,7 @@ from tests.workflow.conftest import ROOT, run_tool
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.org",
                 "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.org"}
 
-TRACKED = ("data", "results")
+TRACKED = ("data", "results", "explanations")
 
 
 
@@ -69,7 +69,7 @@ def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path)
     exported = json.loads((workspace / "snakemake-metadata" / "worlds.json").read_text())
     assert exported and all(name.startswith(("ZGF0YS93b3JsZHMv", "@ZGF0YS93b3JsZHMv")) for name in exported)
 
-    pushed = ["worlds", "models", "tables", "results", "crowd", "sanity", "cosy"]
+    pushed = ["worlds", "models", "tables", "results", "crowd", "sanity", "cosy", "explain"]
     run_tool(["dvc", "push", *pushed], workspace)
     run_tool(["git", "add", "-A"], workspace)
     run_tool(["git", "commit", "-q", "-m", "tiny build"], workspace, env=GIT_IDENTITY)
