@@ -21,6 +21,7 @@ include: "workflow/rules/cosy.smk"
 include: "workflow/rules/external.smk"
 include: "workflow/rules/fidelity.smk"
 include: "workflow/rules/explain.smk"
+include: "workflow/rules/concepteval.smk"
 
 
 rule all:

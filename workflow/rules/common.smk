@@ -387,3 +387,13 @@ def explain_score_inputs(wildcards):
 
 def explain_score_methods(wildcards):
     return EXPLAIN_METHOD_FILES[wildcards.setting]
+
+
+# Concept evaluation, paper 004 (workflow/rules/concepteval.smk)
+CONCEPTEVAL = config.get("concepteval") or {}
+CONCEPTEVAL_MODELS = list(CONCEPTEVAL.get("models") or [])
+if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS):
+    raise ValueError(
+        "params.yaml: concepteval.models names undefined language models "
+        f"{sorted(set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS))}; defined: {sorted(LANGUAGE_MODELS)}"
+    )

@@ -1,0 +1,144 @@
+from neuroneval.pipeline.concepteval_steps import RUNS
+
+
+wildcard_constraints:
+    run="|".join(RUNS),
+
+
+rule concepteval_hidden:
+    input:
+        model="data/models/{lm}",
+        world=f"data/worlds/text/{CONCEPTEVAL.get('split', 'probe')}",
+    output:
+        hidden="data/concepteval/{lm}/hidden.npz",
+    log:
+        "logs/concepteval/hidden_{lm}.log",
+    benchmark:
+        "logs/benchmarks/concepteval_hidden_{lm}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("concepteval_hidden.py"),
+        layer=CONCEPTEVAL.get("layer"),
+        site=CONCEPTEVAL.get("site"),
+        windows=CONCEPTEVAL.get("windows"),
+        runs=CONCEPTEVAL.get("runs"),
+        planted=CONCEPTEVAL.get("families", {}).get("probe", {}).get("planted"),
+    script:
+        "../scripts/concepteval_hidden.py"
+
+
+rule concepteval_sae:
+    input:
+        hidden="data/concepteval/{lm}/hidden.npz",
+    output:
+        sae="data/concepteval/{lm}/sae.npz",
+        card="data/concepteval/{lm}/sae.json",
+    log:
+        "logs/concepteval/sae_{lm}.log",
+    benchmark:
+        "logs/benchmarks/concepteval_sae_{lm}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("concepteval_sae.py"),
+        training=CONCEPTEVAL.get("families", {}).get("sae", {}).get("training"),
+    script:
+        "../scripts/concepteval_sae.py"
+
+
+rule concepteval_concepts:
+    input:
+        hidden="data/concepteval/{lm}/hidden.npz",
+        sae="data/concepteval/{lm}/sae.npz",
+    output:
+        concepts="data/concepteval/{lm}/concepts.npz",
+        card="data/concepteval/{lm}/concepts.csv",
+    log:
+        "logs/concepteval/concepts_{lm}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("concepteval_concepts.py"),
+        families=CONCEPTEVAL.get("families"),
+    script:
+        "../scripts/concepteval_concepts.py"
+
+
+rule concepteval_measures:
+    input:
+        model="data/models/{lm}",
+        world=f"data/worlds/text/{CONCEPTEVAL.get('split', 'probe')}",
+        hidden="data/concepteval/{lm}/hidden.npz",
+        concepts="data/concepteval/{lm}/concepts.npz",
+    output:
+        measures="results/concepteval/runs/{lm}/{run}.csv",
+        patterns="results/concepteval/runs/{lm}/{run}_patterns.csv",
+        truth="results/concepteval/runs/{lm}/{run}_truth.csv",
+    log:
+        "logs/concepteval/measures_{lm}_{run}.log",
+    benchmark:
+        "logs/benchmarks/concepteval_measures_{lm}_{run}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        code=code_version("concepteval_measures.py"),
+        layer=CONCEPTEVAL.get("layer"),
+        site=CONCEPTEVAL.get("site"),
+        subsets=CONCEPTEVAL.get("windows", {}).get("subsets"),
+        faithfulness=CONCEPTEVAL.get("faithfulness"),
+        patterns=CONCEPTEVAL.get("patterns"),
+        readability=CONCEPTEVAL.get("readability"),
+    script:
+        "../scripts/concepteval_measures.py"
+
+
+rule concepteval_tables:
+    input:
+        measures=expand(
+            "results/concepteval/runs/{lm}/{run}.csv", lm=CONCEPTEVAL_MODELS, run=RUNS
+        ),
+        patterns=expand(
+            "results/concepteval/runs/{lm}/{run}_patterns.csv",
+            lm=CONCEPTEVAL_MODELS,
+            run=RUNS,
+        ),
+        truth=expand(
+            "results/concepteval/runs/{lm}/{run}_truth.csv",
+            lm=CONCEPTEVAL_MODELS,
+            run=RUNS,
+        ),
+    output:
+        measures="results/concepteval/measures.csv",
+        reliability="results/concepteval/reliability.csv",
+        reliability_figure="results/concepteval/reliability.png",
+        inter_rater="results/concepteval/inter_rater.csv",
+        validity="results/concepteval/validity.csv",
+        mtmm="results/concepteval/mtmm.csv",
+        mtmm_figure="results/concepteval/mtmm.png",
+        methods="results/concepteval/methods.csv",
+        methods_figure="results/concepteval/methods.png",
+        patterns="results/concepteval/patterns.md",
+    log:
+        "logs/concepteval/tables.log",
+    conda:
+        "../../environment.yml"
+    params:
+        code=code_version("concepteval_tables.py"),
+        subsets=CONCEPTEVAL.get("windows", {}).get("subsets"),
+        faithfulness_measures=CONCEPTEVAL.get("faithfulness", {}).get("measures"),
+        measurement=CONCEPTEVAL.get("measurement"),
+        raters=CONCEPTEVAL.get("raters"),
+        comparison=CONCEPTEVAL.get("comparison"),
+        patterns_shown=CONCEPTEVAL.get("patterns_shown"),
+    script:
+        "../scripts/concepteval_tables.py"
+
+
+rule concepteval_results:
+    input:
+        rules.concepteval_tables.output,
