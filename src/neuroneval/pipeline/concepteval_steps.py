@@ -232,7 +232,13 @@ def readability_scores(model: Any, windows: np.ndarray, concepts: Sequence[Any],
                        corpus: Any, pattern_options: Any, readability_options: Any) -> tuple[pd.DataFrame, dict]:
     """Readability (IN/OUT × UCI, UMass, EmbDist, EmbCos) of ``concepts`` on token windows, and the patterns
     ``{"IN": (C, k), "OUT": (C, k)}`` it scored (input side by context ablation, output side by the head)."""
-    from neuroneval.concepteval import concept_activation_function, input_patterns, output_patterns, readability, split_lm
+    from neuroneval.concepteval import (
+        concept_activation_function,
+        input_patterns,
+        output_patterns,
+        readability,
+        split_lm,
+    )
 
     vocab_size = int(model.config.vocab_size)
     activations = concept_activation_function(model, concepts, layer=layer, site=site)
@@ -432,7 +438,8 @@ def patterns_markdown(patterns: pd.DataFrame, scores: pd.DataFrame, per_family: 
                 tokens = model_patterns[(model_patterns["concept"] == concept) & (model_patterns["side"] == side)]
                 tokens = tokens.sort_values("rank")["token"].astype(str)
                 cells.append(", ".join(_markdown_cell(token) for token in tokens) or "–")
-            values = [wide.at[concept, name] if name in wide.columns else np.nan for name in ("IN-EmbCos", "OUT-EmbCos")]
+            values = [wide.at[concept, name] if name in wide.columns else np.nan
+                      for name in ("IN-EmbCos", "OUT-EmbCos")]
             lines.append(f"| {family_of(concept)} | `{concept}` | {cells[0]} | {cells[1]} | "
                          + " | ".join("–" if not np.isfinite(value) else f"{value:.3f}" for value in values) + " |")
         lines.append("")
