@@ -49,11 +49,17 @@ TINY_OVERRIDES = {
                           "sampling": {"steps": 8}}},
     # explanation methods: few maps and masks for the spatial methods, a short bootstrap
     "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}}}, "n_boot": 50},
+    # concept evaluation: one LM, short runs, few concepts per unsupervised family, enough random ones for a floor
+    "concepteval": {"models": ["lm_small"], "windows": {"fit": 96, "run": 48, "subsets": 3},
+                    "families": {"neuron": {"count": 8}, "sae": {"count": 8}, "pca": {"count": 4},
+                                 "kmeans": {"count": 4}, "random": {"count": 16}},
+                    "readability": {"window": 16}, "measurement": {"bootstrap": {"n_boot": 200}}},
 }
 #: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table, the
-#: fidelity report that reads them all, and the explanation-methods benchmark.
+#: fidelity report that reads them all, the explanation-methods benchmark and the concept evaluation.
 TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/ceiling.csv",
-                "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity", "explain_results"]
+                "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity", "explain_results",
+                "concepteval_results"]
 
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 
