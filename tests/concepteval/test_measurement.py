@@ -48,6 +48,21 @@ def test_cronbach_alpha_against_the_covariance_form():
     assert table.loc[0, "value"] > 0.8 > table.loc[1, "value"]
 
 
+def test_subset_consistency_bootstraps_alpha_over_resampled_concepts():
+    """Each bootstrap replicate is α of the same J subsets on resampled concepts (a former version mixed up the
+    subset and resample axes, giving intervals far below the estimate)."""
+    truth = RNG.normal(size=60)
+    subsets = np.stack([truth + 0.5 * RNG.normal(size=(4, 60)), RNG.normal(size=(4, 60))], axis=-1)
+    options = BootstrapOptions(n_boot=200, seed=3)
+    table = subset_consistency(subsets, ["signal", "noise"], options)
+    rows = np.random.default_rng(3).integers(0, 60, size=(200, 60))
+    replicates = np.stack([cronbach_alpha(subsets[:, row]) for row in rows])
+    low, high = np.percentile(replicates, [2.5, 97.5], axis=0)
+    np.testing.assert_allclose(table["ci_low"], low, rtol=1e-10)
+    np.testing.assert_allclose(table["ci_high"], high, rtol=1e-10)
+    assert 0.8 < table.loc[0, "ci_low"] < table.loc[0, "value"] < table.loc[0, "ci_high"] <= 1.0
+
+
 def test_cronbach_alpha_of_identical_subsets_is_one():
     assert float(cronbach_alpha(np.tile(RNG.normal(size=10), (4, 1)))) == pytest.approx(1.0)
 

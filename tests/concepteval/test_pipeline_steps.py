@@ -214,6 +214,9 @@ def test_steps_write_every_table(steps_run: Path) -> None:
     assert len(reliability) == len(names) * 3
     assert set(zip(reliability["statistic"], reliability["run"], strict=True)) == {
         ("pearson", "test-retest"), ("cronbach_alpha", "test"), ("cronbach_alpha", "retest")}
+    wide = measures[measures["measure"] == "ABL-Div"].pivot(index="concept", columns="run", values="value")
+    retest = reliability[(reliability["measure"] == "ABL-Div") & (reliability["statistic"] == "pearson")]
+    assert retest["value"].iloc[0] == pytest.approx(np.corrcoef(wide["test"], wide["retest"])[0, 1], rel=1e-4)
     validity = pd.read_csv(results / "validity.csv")
     assert set(validity["criterion"]) == {"planted", "alignment", "raters"}
     planted = validity[validity["criterion"] == "planted"]
@@ -227,6 +230,11 @@ def test_steps_write_every_table(steps_run: Path) -> None:
     assert list(methods["family"].drop_duplicates()) == list(FAMILIES)
     assert set(methods["measure"]) == {"ABL-Div", "IN-EmbCos"}
     assert (methods["ci_low"] <= methods["mean"] + 1e-12).all()
+    test_rows = measures[measures["run"] == "test"]
+    for (family, measure), frame in methods.groupby(["family", "measure"]):
+        values = test_rows[(test_rows["family"] == family) & (test_rows["measure"] == measure)]["value"].dropna()
+        assert frame["mean"].iloc[0] == pytest.approx(values.mean(), rel=1e-5), (family, measure)
+    assert (methods.loc[methods["measure"] == "ABL-Div", "ci_low"] >= 0).all()  # a KL divergence
     text = (results / "patterns.md").read_text()
     assert "## lm" in text and "`probe:slot:NOUN`" in text
     for figure in ("reliability.png", "mtmm.png", "methods.png"):

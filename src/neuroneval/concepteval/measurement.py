@@ -141,6 +141,17 @@ def cronbach_alpha(subset_scores: np.ndarray) -> np.ndarray:
                         * (total_variance - scores.var(axis=1, ddof=1).sum(axis=0)) / total_variance, np.nan)
 
 
+def _alpha_replicates(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Cronbach's α of subset scores (J, C, M) on resampled concepts ``rows`` (b, n): (b, M), variances over n."""
+    resampled = scores[:, rows]  # (J, b, n, M)
+    n_subsets = scores.shape[0]
+    total_variance = resampled.sum(axis=0).var(axis=1, ddof=1)
+    parts = resampled.var(axis=2, ddof=1).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total_variance > 0, n_subsets / (n_subsets - 1) * (total_variance - parts) / total_variance,
+                        np.nan)
+
+
 # ---------------------------------------------------------------- bootstrap
 
 def _resamples(n: int, options: BootstrapOptions) -> np.ndarray:
@@ -228,8 +239,8 @@ def subset_consistency(subset_scores: np.ndarray, measures: Sequence[str] | None
     scores = scores[:, :, None] if scores.ndim == 2 else scores
     if scores.ndim != 3 or scores.shape[1] < 3:
         raise ValueError(f"subset_scores: expected (J >= 2, C >= 3, M), got shape {scores.shape}")
-    result = _with_interval(cronbach_alpha(scores), lambda rows: cronbach_alpha(np.moveaxis(scores[:, rows], 1, 0)),
-                            scores.shape[1], options)
+    result = _with_interval(cronbach_alpha(scores), lambda rows: _alpha_replicates(scores, rows), scores.shape[1],
+                            options)
     return pd.DataFrame({"measure": _names(measures, scores.shape[2], "measure"), "statistic": "cronbach_alpha",
                          **result, "n_subsets": scores.shape[0], "n_concepts": scores.shape[1]})
 

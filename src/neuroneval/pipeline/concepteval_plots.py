@@ -16,6 +16,7 @@ import pandas as pd
 from neuroneval.io import atomic_path
 
 RELIABILITY_THRESHOLD = 0.9  # Nunnally and Bernstein (1994): the minimal standard the paper draws in Fig. 2
+AXIS_FLOOR = -1.0  # Fig. 2's axis starts here: α is unbounded below, values and intervals under it are cut
 
 
 def _save(figure: plt.Figure, path: str | Path) -> None:
@@ -25,9 +26,10 @@ def _save(figure: plt.Figure, path: str | Path) -> None:
     plt.close(figure)
 
 
-def _error(frame: pd.DataFrame, value: str = "value") -> np.ndarray:
-    """Asymmetric error bars (2, n) from ``ci_low``/``ci_high`` around ``value`` (0 where undefined)."""
-    low = (frame[value] - frame["ci_low"]).clip(lower=0).fillna(0)
+def _error(frame: pd.DataFrame, value: str = "value", *, floor: float = -np.inf) -> np.ndarray:
+    """Asymmetric error bars (2, n) from ``ci_low``/``ci_high`` around ``value`` (0 where undefined), the lower
+    end cut at ``floor``."""
+    low = (frame[value] - frame["ci_low"].clip(lower=floor)).clip(lower=0).fillna(0)
     high = (frame["ci_high"] - frame[value]).clip(lower=0).fillna(0)
     return np.vstack([low.to_numpy(), high.to_numpy()])
 
@@ -45,17 +47,18 @@ def plot_reliability(table: pd.DataFrame, path: str | Path) -> None:
         positions = np.arange(len(measures))
         for offset, (statistic, run, label, colour) in zip((-0.2, 0.2), series, strict=True):
             rows = part[(part["statistic"] == statistic) & (part["run"] == run)].set_index("measure").reindex(measures)
-            axis.barh(positions + offset, rows["value"].fillna(0), height=0.38, xerr=_error(rows), color=colour,
-                      alpha=0.85, label=label, error_kw={"elinewidth": 0.8})
+            rows = rows.assign(value=rows["value"].clip(lower=AXIS_FLOOR))
+            axis.barh(positions + offset, rows["value"].fillna(0), height=0.38, xerr=_error(rows, floor=AXIS_FLOOR),
+                      color=colour, alpha=0.85, label=label, error_kw={"elinewidth": 0.8})
         axis.axvline(RELIABILITY_THRESHOLD, color="tab:red", linestyle="--", linewidth=1.0, label="0.9")
         axis.set_yticks(positions, measures, fontsize=7)
         axis.invert_yaxis()
-        axis.set_xlim(min(0.0, float(np.nanmin(part["ci_low"].fillna(0)))) - 0.05, 1.05)
+        axis.set_xlim(AXIS_FLOOR - 0.05, 1.05)
         axis.set_title(model, fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
         axis.legend(fontsize=6, loc="lower left")
-    figure.suptitle("Reliability of the measures (paper 004 Fig. 2): test-retest r over concepts, Cronbach's α "
-                    "over data subsets (95 % CI)", fontsize=9)
+    figure.suptitle("Reliability of the measures (paper 004 Fig. 2):\ntest-retest r over concepts, Cronbach's α "
+                    "over data subsets (95 % CI; cut at −1)", fontsize=9)
     _save(figure, path)
 
 
@@ -77,7 +80,7 @@ def plot_mtmm(matrices: Mapping[str, pd.DataFrame], path: str | Path) -> None:
                               color="white" if abs(values[row, column]) > 0.6 else "black")
         axis.set_title(model, fontsize=8)
     figure.colorbar(image, ax=axes.ravel().tolist(), fraction=0.03, label="Kendall τ (diagonal: α)")
-    figure.suptitle("MTMM table (paper 004 Fig. 3): construct validity off the diagonal, subset consistency on it",
+    figure.suptitle("MTMM table (paper 004 Fig. 3):\nconstruct validity off the diagonal, subset consistency on it",
                     fontsize=9)
     with atomic_path(path) as tmp_path:
         figure.savefig(tmp_path, format="png", dpi=120, metadata={"Software": None})
@@ -106,6 +109,6 @@ def plot_method_comparison(table: pd.DataFrame, path: str | Path) -> None:
             axis.invert_yaxis()
             axis.tick_params(axis="x", labelsize=6)
             axis.set_title(f"{model}: {measure}" if column == 0 else measure, fontsize=8)
-    figure.suptitle("Concept families on representative measures (paper 004 Fig. 4): mean over concepts, 95 % CI",
+    figure.suptitle("Concept families on representative measures (paper 004 Fig. 4):\nmean over concepts, 95 % CI",
                     fontsize=9)
     _save(figure, path)

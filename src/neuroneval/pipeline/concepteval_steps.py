@@ -601,7 +601,9 @@ def concepteval_tables(job: StepIO) -> None:
         mtmm_frame = mtmm_table(test_scores, names, alpha["value"].to_dict(), measurement).assign(model=model)
         mtmm_tables.append(mtmm_frame)
         matrices[model] = mtmm_matrix(mtmm_frame)
-        methods.append(method_table(test_scores, concepts, list(job.params.comparison), bootstrap).assign(model=model))
+        comparison = list(job.params.comparison)
+        methods.append(method_table(score_matrix(part, RUNS[0], concepts, comparison), concepts, comparison, bootstrap)
+                       .assign(model=model))
     outputs = {"reliability": reliability, "validity": validity, "inter_rater": rater_tables, "mtmm": mtmm_tables,
                "methods": methods}
     for name, frames in outputs.items():
