@@ -124,6 +124,9 @@ def test_reliability_of_a_repeated_measure_is_perfect_and_undefined_values_are_s
     assert retest["value"] == pytest.approx(1.0) and retest["n_concepts"] == 11 and retest["acceptable"]
     alpha = table[(table["statistic"] == "cronbach_alpha") & (table["run"] == "test")].iloc[0]
     assert 0.9 < alpha["value"] <= 1.0 and alpha["n_concepts"] == 12
+    flat = measures.assign(value=np.where(measures["concept"] == "neuron:0", np.nan, 0.3 * (1 + 1e-15)))
+    flat.loc[flat["concept"] == "neuron:1", "value"] = 0.3  # rounding noise only: no r, no α
+    assert reliability_table(flat, concepts, ["M"], 2, BootstrapOptions(n_boot=10))["value"].isna().all()
 
 
 def test_schema_enums_are_the_library_measures() -> None:
@@ -158,7 +161,7 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data, runs = root / "data", root / "runs" / "lm"
     job = SimpleNamespace(input=SimpleNamespace(world=str(root / "world"), model=str(root / "lm")),
                           output=SimpleNamespace(hidden=str(data / "hidden.npz")),
-                          params=SimpleNamespace(layer=0, site="mlp", windows={"seed": 0, "fit": 60, "run": 24},
+                          params=SimpleNamespace(layer=0, site="resid", windows={"seed": 0, "fit": 60, "run": 24},
                                                  runs=[1, 2], planted=["slot", "topic"]),
                           wildcards=SimpleNamespace(lm="lm"), threads=1)
     concepteval_hidden(job)
@@ -178,7 +181,7 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                   concepts=str(data / "concepts.npz")),
             output=SimpleNamespace(measures=str(runs / f"{run}.csv"), patterns=str(runs / f"{run}_patterns.csv"),
                                    truth=str(runs / f"{run}_truth.csv")),
-            params=SimpleNamespace(layer=0, site="mlp", subsets=SUBSETS, faithfulness={"concept_batch": 16},
+            params=SimpleNamespace(layer=0, site="resid", subsets=SUBSETS, faithfulness={"concept_batch": 16},
                                    patterns={"top_k": 5, "n_high": 8}, readability={"window": 16}),
             wildcards=SimpleNamespace(lm="lm", run=run), threads=1))
     results = root / "results"

@@ -306,13 +306,23 @@ def score_matrix(measures: pd.DataFrame, run: str, concepts: Sequence[str], name
     return wide.reindex(index=list(concepts), columns=list(names)).to_numpy(dtype=np.float64)
 
 
+def constant(values: np.ndarray) -> bool:
+    """Whether finite ``values`` are equal up to rounding (spread ≤ 1e-9 of their magnitude): a measure that does
+    not vary over concepts has no correlation or α, whatever its rounding noise gives."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return finite.size == 0 or np.ptp(finite) <= 1e-9 * max(float(np.abs(finite).max()), 1e-300)
+
+
 def _statistic_row(function: Any, arrays: Sequence[np.ndarray], measure: str, **kwargs: Any) -> pd.DataFrame:
-    """``function`` on the concepts where every array is finite (NaN row with fewer than 3 of them)."""
+    """``function`` on the concepts where every array is finite; a NaN row with fewer than 3 of them or when an
+    array is :func:`constant` over them."""
     keep = np.all([np.isfinite(array).reshape(-1, array.shape[-1]).all(axis=0) if array.ndim > 1
                    else np.isfinite(array) for array in arrays], axis=0)
-    if keep.sum() < 3:
+    kept = [array[..., keep] if array.ndim > 1 else array[keep] for array in arrays]
+    if keep.sum() < 3 or any(constant(array) for array in kept):
         return pd.DataFrame({"measure": [measure], "value": [np.nan], "n_concepts": [int(keep.sum())]})
-    return function(*[array[..., keep] if array.ndim > 1 else array[keep] for array in arrays], **kwargs)
+    return function(*kept, **kwargs)
 
 
 def reliability_table(measures: pd.DataFrame, concepts: Sequence[str], names: Sequence[str], subsets: int,
@@ -335,8 +345,8 @@ def reliability_table(measures: pd.DataFrame, concepts: Sequence[str], names: Se
             frames.append(row.assign(statistic="cronbach_alpha", run=run))
     table = pd.concat(frames, ignore_index=True)
     table["acceptable"] = table["value"] >= 0.9
-    return table[["measure", "statistic", "run", "value", "ci_low", "ci_high", "acceptable", "n_concepts",
-                  "n_boot", "seed"]]
+    return table.reindex(columns=["measure", "statistic", "run", "value", "ci_low", "ci_high", "acceptable",
+                                  "n_concepts", "n_boot", "seed"])
 
 
 def criteria(concepts: Sequence[str], truth: pd.DataFrame, raters: Any) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -364,7 +374,8 @@ def validity_table(scores: np.ndarray, names: Sequence[str], criterion_values: M
                                  [scores[:, column], values], measure)
             frames.append(row.assign(criterion=criterion))
     table = pd.concat(frames, ignore_index=True)
-    return table[["criterion", "measure", "statistic", "value", "ci_low", "ci_high", "n_concepts", "n_boot", "seed"]]
+    return table.reindex(columns=["criterion", "measure", "statistic", "value", "ci_low", "ci_high", "n_concepts",
+                                  "n_boot", "seed"])
 
 
 def mtmm_table(scores: np.ndarray, names: Sequence[str], alpha: Mapping[str, float], options: Any) -> pd.DataFrame:
