@@ -68,7 +68,8 @@ def test_concepteval_results_tables_and_figures(concepteval_run: tuple[Path, dic
         assert off["value"].dropna().between(-1, 1).all()
 
     methods = pd.read_csv(results / "methods.csv")
-    assert list(dict.fromkeys(methods["family"])) == list(FAMILIES)
+    kinds = [f"probe:{kind}" for kind in families["probe"]["planted"]] if len(families["probe"]["planted"]) > 1 else []
+    assert list(dict.fromkeys(methods["family"])) == ["neuron", "sae", "probe", *kinds, "pca", "kmeans", "random"]
     assert set(methods["measure"]) == set(params["comparison"])
     assert ((methods["ci_low"] <= methods["mean"] + 1e-12) & (methods["mean"] <= methods["ci_high"] + 1e-12)).all()
 
@@ -85,13 +86,20 @@ def test_concepteval_results_tables_and_figures(concepteval_run: tuple[Path, dic
 def test_planted_probe_directions_are_more_faithful_than_random_ones(concepteval_run: tuple[Path, dict]) -> None:
     """Issue 16's acceptance on the embedded world, faithfulness side: the mean ABL-Div of the probe directions of
     the planted concepts lies above the random floor's, with bootstrap intervals over concepts that do not
-    overlap; and ABL-Div tells probes from random directions (concurrent validity with the planted indicator)."""
+    overlap — for all probes and for the word-class probes alone, whose classes the layer encodes (held-out
+    balanced accuracy > 0.7); and ABL-Div tells probes from random directions (concurrent validity with the
+    planted indicator). (Readability does not separate them on the tiny build: docs/concepteval.md, Status.)"""
     results, params = concepteval_run
     methods = pd.read_csv(results / "methods.csv").set_index(["model", "family", "measure"])
     validity = pd.read_csv(results / "validity.csv")
     for model in params["models"]:
-        probe, floor = methods.loc[(model, "probe", "ABL-Div")], methods.loc[(model, "random", "ABL-Div")]
-        assert probe["ci_low"] > floor["ci_high"], (model, probe.to_dict(), floor.to_dict())
+        floor = methods.loc[(model, "random", "ABL-Div")]
+        for family in ("probe", "probe:slot"):
+            probe = methods.loc[(model, family, "ABL-Div")]
+            assert probe["ci_low"] > floor["ci_high"], (model, family, probe.to_dict(), floor.to_dict())
+        card = pd.read_csv(results.parents[1] / "data" / "concepteval" / model / "concepts.csv")
+        slot_probes = card[card["concept"].str.startswith("probe:slot:")]
+        assert (slot_probes["holdout_balanced_accuracy"] > 0.7).all(), slot_probes.to_dict("records")
         tau = validity[(validity["model"] == model) & (validity["criterion"] == "planted")
                        & (validity["measure"] == "ABL-Div") & validity["statistic"].str.startswith("kendall")]
         assert len(tau) == 1 and tau["ci_low"].iloc[0] > 0, tau.to_dict("records")

@@ -89,7 +89,8 @@ def plot_mtmm(matrices: Mapping[str, pd.DataFrame], path: str | Path) -> None:
 
 def plot_method_comparison(table: pd.DataFrame, path: str | Path) -> None:
     """Paper 004 Fig. 4: per LM (rows) and representative measure (columns), each concept family's mean with its
-    bootstrap interval over concepts (``results/concepteval/methods.csv``); the random floor as a dashed line."""
+    bootstrap interval over concepts (``results/concepteval/methods.csv``; probes also per planted kind); the
+    random floor as a dashed line."""
     models = list(dict.fromkeys(table["model"]))
     measures = list(dict.fromkeys(table["measure"]))
     figure, axes = plt.subplots(len(models), len(measures), figsize=(2.9 * len(measures), 2.4 * len(models) + 0.6),

@@ -395,14 +395,21 @@ def mtmm_table(scores: np.ndarray, names: Sequence[str], alpha: Mapping[str, flo
 
 
 def method_table(scores: np.ndarray, concepts: Sequence[str], names: Sequence[str], bootstrap: Any) -> pd.DataFrame:
-    """Method comparison (Fig. 4): per family and measure the mean over its concepts with a bootstrap interval."""
+    """Method comparison (Fig. 4): per family and measure the mean over its concepts with a bootstrap interval; the
+    probes also per planted kind (``probe:slot``, ``probe:topic``), as the world may encode one kind and not the
+    other."""
     from neuroneval.concepteval import mean_with_interval
 
-    families = np.array([family_of(name) for name in concepts])
+    groups = {family: np.array([family_of(name) == family for name in concepts]) for family in FAMILIES}
+    kinds = dict.fromkeys(name.split(":")[1] for name in concepts if family_of(name) == "probe")
+    groups.update({f"probe:{kind}": np.array([name.startswith(f"probe:{kind}:") for name in concepts])
+                   for kind in kinds if len(kinds) > 1})
+    order = [*FAMILIES[: FAMILIES.index("probe") + 1], *(f"probe:{kind}" for kind in kinds if len(kinds) > 1),
+             *FAMILIES[FAMILIES.index("probe") + 1 :]]
     rows = []
-    for family in [family for family in FAMILIES if family in set(families)]:
+    for family in [group for group in order if groups[group].any()]:
         for column, measure in enumerate(names):
-            values = scores[families == family, column]
+            values = scores[groups[family], column]
             values = values[np.isfinite(values)]
             summary = (mean_with_interval(values, bootstrap) if values.size else
                        {"value": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_boot": bootstrap.n_boot,
