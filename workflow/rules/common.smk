@@ -397,3 +397,9 @@ if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS):
         "params.yaml: concepteval.models names undefined language models "
         f"{sorted(set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS))}; defined: {sorted(LANGUAGE_MODELS)}"
     )
+# how the windows are dealt out (the subsets only cut the runs: changing them reruns no hidden states or SAE)
+CONCEPTEVAL_WINDOWS = {
+    key: value
+    for key, value in (CONCEPTEVAL.get("windows") or {}).items()
+    if key != "subsets"
+}

@@ -22,7 +22,7 @@ rule concepteval_hidden:
         code=code_version("concepteval_hidden.py"),
         layer=CONCEPTEVAL.get("layer"),
         site=CONCEPTEVAL.get("site"),
-        windows=CONCEPTEVAL.get("windows"),
+        windows=CONCEPTEVAL_WINDOWS,
         runs=CONCEPTEVAL.get("runs"),
         planted=CONCEPTEVAL.get("families", {}).get("probe", {}).get("planted"),
     script:
