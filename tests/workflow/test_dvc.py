@@ -80,7 +80,7 @@ def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path)
     pulled = run_tool(["python", "-m", "neuroneval.pipeline.share", "pull"], clone)
     report = pulled.stdout
     assert f"pulled stages: {', '.join(pushed)}" in report, report
-    assert "not on the remote" in report and "fidelity: results/fidelity," in report, report
+    assert "not on the remote" in report and "fidelity: all 3 outputs" in report, report
     before = content_hashes(workspace)
     after = content_hashes(clone)
     fidelity_outputs = {name for name in before if name.startswith("results/fidelity")}
