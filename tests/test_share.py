@@ -98,9 +98,13 @@ def test_unreadable_inputs_name_the_file(tmp_path: Path) -> None:
 
 
 def test_report_names_missing_stages() -> None:
-    report = share.PullReport(("worlds",), {"cosy": ("data/cosy",)}, 3)
+    partly = tuple(f"results/table{number}.csv" for number in range(6))
+    report = share.PullReport(("worlds",), {"cosy": ("data/cosy",), "sanity": partly, "crowd": ("a", "b")}, 3,
+                              {"worlds": 1, "cosy": 1, "sanity": 9, "crowd": 2})
     assert report.summary().splitlines() == [
         "pulled stages: worlds (3 Snakemake records restored)",
         "not on the remote (build them with `make repro` or `dvc repro <stage>`, then `dvc push`):",
         "  cosy: data/cosy",
+        "  sanity: results/table0.csv, results/table1.csv, results/table2.csv, results/table3.csv and 2 more",
+        "  crowd: all 2 outputs",
     ]

@@ -222,3 +222,19 @@ def test_own_concept_first_against_a_per_unit_loop() -> None:
         assert own_concept_first(scores, truth, higher_is_better=higher) == pytest.approx(np.mean(expected))
     with pytest.raises(ValueError, match="shape"):
         own_concept_first(scores, truth[:, :3])
+
+
+def test_bootstrap_checkpoint_and_cumsum_paths_agree(monkeypatch) -> None:
+    """The checkpoint matrices (small settings) and the per-replicate cumulative sums (large ones) give the same
+    interval, units with several correct concepts and tied scores included."""
+    from neuroneval.meta import auprc
+
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.normal(size=(40, 25)), 1)
+    truth = rng.random((40, 25)) < 0.06
+    truth[np.arange(40), rng.integers(0, 25, 40)] = True
+    scores[truth] += 0.8
+    fast = auprc.bootstrap_meta_auprc(scores, truth, n_boot=200, seed=2, level=0.8)
+    monkeypatch.setattr(auprc, "CHECKPOINT_ELEMENTS", 0)
+    slow = auprc.bootstrap_meta_auprc(scores, truth, n_boot=200, seed=2, level=0.8)
+    assert fast == pytest.approx(slow, abs=1e-12)

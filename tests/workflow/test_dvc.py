@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -28,11 +29,18 @@ def content_hashes(workspace: Path) -> dict[str, str]:
     return hashes
 
 
-def planned_jobs(workspace: Path, target: str = "results/table4.csv") -> str:
-    """The job-count table of a dry run (``snakemake -n -q rules``): which rules would run, how often."""
-    result = run_tool(["snakemake", "-n", "-q", "rules", target], workspace)
-    return "\n".join(line for line in (result.stdout + result.stderr).splitlines()
-                      if line.strip() and not line.startswith(("Building DAG", "host:", "Job stats", "job ", "---")))
+def planned_jobs(workspace: Path, target: str = "results/table4.csv") -> dict[str, int]:
+    """Jobs per rule that a dry run plans: the "Job stats" table of ``snakemake -n``."""
+    result = run_tool(["snakemake", "-n", target], workspace)
+    lines = (result.stdout + result.stderr).splitlines()
+    counts: dict[str, int] = {}
+    for line in lines[lines.index("Job stats:") + 1:] if "Job stats:" in lines else []:
+        match = re.fullmatch(r"(\w+)\s+(\d+)", line.strip())
+        if match is None and counts:
+            break
+        if match is not None and match.group(1) != "total":
+            counts[match.group(1)] = int(match.group(2))
+    return counts
 
 
 def change_noise(workspace: Path) -> None:
@@ -80,7 +88,7 @@ def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path)
     pulled = run_tool(["python", "-m", "neuroneval.pipeline.share", "pull"], clone)
     report = pulled.stdout
     assert f"pulled stages: {', '.join(pushed)}" in report, report
-    assert "not on the remote" in report and "fidelity: results/fidelity," in report, report
+    assert "not on the remote" in report and "fidelity: all 3 outputs" in report, report
     before = content_hashes(workspace)
     after = content_hashes(clone)
     fidelity_outputs = {name for name in before if name.startswith("results/fidelity")}

@@ -85,14 +85,27 @@ def average_precision(labels: np.ndarray, scores: np.ndarray) -> float:
     return float(np.sum(recall_gain * precision))
 
 
+#: Largest (positive thresholds × units) checkpoint matrix :func:`bootstrap_meta_auprc` builds (float64: 256 MiB);
+#: beyond it replicates take one pass of cumulative sums over all pairs each.
+CHECKPOINT_ELEMENTS = 2**25
+
+
 def bootstrap_meta_auprc(scores: np.ndarray, truth: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95,
                          higher_is_better: bool = True, chunk: int = 16) -> tuple[float, float]:
-    """Percentile confidence interval of meta-AUPRC over units (rows), resampled with replacement.
+    r"""Percentile confidence interval of meta-AUPRC over units (rows), resampled with replacement.
 
     A replicate draws ``K`` units with replacement; unit ``k`` drawn ``m_k`` times counts each of its pairs
-    ``m_k`` times. That is a weighted average precision over the *same* sorted scores, so the pairs are sorted
-    once and each replicate costs one pass of cumulative sums (tied scores stay one threshold, as in
-    :func:`meta_auprc`). Replicates without any correct pair are skipped. Returns ``(low, high)`` at ``level``.
+    ``m_k`` times. That is a weighted average precision over the *same* sorted scores (tied scores stay one
+    threshold, as in :func:`meta_auprc`), and it changes only at the thresholds that hold a correct pair:
+
+    .. math:: \mathrm{AP}(m) = \sum_j \frac{TP_j(m) - TP_{j-1}(m)}{TP_J(m)} \cdot \frac{TP_j(m)}{N_j(m)},
+       \quad TP_j(m) = \sum_k m_k P_{jk}, \quad N_j(m) = \sum_k m_k A_{jk},
+
+    with :math:`A_{jk}` (:math:`P_{jk}`) the number of unit k's pairs (correct pairs) scored at or above the
+    j-th such threshold. So the pairs are sorted once, ``A`` and ``P`` counted once, and all replicates are two
+    matrix products (when ``A`` has at most :data:`CHECKPOINT_ELEMENTS` entries; else each replicate takes a
+    pass of cumulative sums over the pairs, same result). Replicates without any correct pair are skipped.
+    Returns ``(low, high)`` at ``level``.
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
@@ -110,18 +123,49 @@ def bootstrap_meta_auprc(scores: np.ndarray, truth: np.ndarray, *, n_boot: int, 
     labels = truth.ravel()[order].astype(np.float64)
     unit_of_pair = order // n_concepts
     counts = np.random.default_rng(seed).multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot)
-    values = []
-    for start in range(0, n_boot, chunk):
-        weights = counts[start:start + chunk][:, unit_of_pair].astype(np.float64)
-        positives = np.cumsum(weights * labels, axis=1)[:, ends]
-        totals = np.cumsum(weights, axis=1)[:, ends]
-        for tp, total in zip(positives, totals, strict=True):
-            if tp[-1] <= 0:
-                continue
-            with np.errstate(invalid="ignore", divide="ignore"):
-                precision = np.where(total > 0, tp / np.where(total > 0, total, 1.0), 0.0)
-            values.append(float(np.sum(np.diff(tp, prepend=0.0) / tp[-1] * precision)))
-    if not values:
+    group = np.searchsorted(ends, np.arange(ordered.size))  # threshold of each sorted pair
+    checkpoints = ends[np.unique(group[labels > 0])]  # thresholds holding a correct pair
+    if checkpoints.size * n_units <= CHECKPOINT_ELEMENTS:
+        values = _checkpoint_replicates(counts, unit_of_pair, labels, checkpoints, n_units)
+    else:
+        values = _cumsum_replicates(counts, unit_of_pair, labels, ends, chunk)
+    if not values.size:
         return float("nan"), float("nan")
     tail = (1.0 - level) / 2.0
     return float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail))
+
+
+def _checkpoint_replicates(counts: np.ndarray, unit_of_pair: np.ndarray, labels: np.ndarray,
+                           checkpoints: np.ndarray, n_units: int) -> np.ndarray:
+    """Replicate APs from the checkpoint matrices ``A``, ``P`` of :func:`bootstrap_meta_auprc` (J, K)."""
+    n_checks = checkpoints.size
+    slot = np.searchsorted(checkpoints, np.arange(unit_of_pair.size))  # first checkpoint at or after each pair
+    kept = slot < n_checks  # pairs below the last correct pair never count
+    cells = slot[kept] * n_units + unit_of_pair[kept]
+    pairs_at = np.bincount(cells, minlength=n_checks * n_units).reshape(n_checks, n_units)
+    correct_at = np.bincount(cells, weights=labels[kept], minlength=n_checks * n_units).reshape(n_checks, n_units)
+    weights = counts.astype(np.float64)
+    totals = weights @ np.cumsum(pairs_at, axis=0, dtype=np.float64).T  # N_j(m): (n_boot, J)
+    positives = weights @ np.cumsum(correct_at, axis=0).T  # TP_j(m)
+    return _replicate_ap(positives, totals)
+
+
+def _cumsum_replicates(counts: np.ndarray, unit_of_pair: np.ndarray, labels: np.ndarray, ends: np.ndarray,
+                       chunk: int) -> np.ndarray:
+    """Replicate APs by cumulative sums over all sorted pairs, ``chunk`` replicates at a time."""
+    values = []
+    for start in range(0, counts.shape[0], chunk):
+        weights = counts[start:start + chunk][:, unit_of_pair].astype(np.float64)
+        values.append(_replicate_ap(np.cumsum(weights * labels, axis=1)[:, ends],
+                                    np.cumsum(weights, axis=1)[:, ends]))
+    return np.concatenate(values)
+
+
+def _replicate_ap(positives: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Σ_j ΔTP_j / TP_J · TP_j / N_j per row of (replicates, thresholds) counts; rows without a positive dropped."""
+    rows = positives[:, -1] > 0
+    positives, totals = positives[rows], totals[rows]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(totals > 0, positives / np.where(totals > 0, totals, 1.0), 0.0)
+    gains = np.diff(positives, axis=1, prepend=0.0) / positives[:, -1:]
+    return np.sum(gains * precision, axis=1)

@@ -24,7 +24,7 @@ import base64
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ METADATA_DIR = Path(".snakemake") / "metadata"
 """Snakemake's per-output records, relative to the working directory."""
 SHARED_DIR = Path("snakemake-metadata")
 """Where each stage's exported records live (``<stage>.json``, a DVC output of the stage)."""
+SHOWN_OUTPUTS = 4
+"""Missing outputs named per partly pulled stage in :meth:`PullReport.summary`."""
 
 
 @dataclass(frozen=True)
@@ -46,14 +48,22 @@ class PullReport:
     complete: tuple[str, ...]
     missing: Mapping[str, tuple[str, ...]]
     restored_records: int
+    declared: Mapping[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """What a user reads after ``make pull``."""
+        """What a user reads after ``make pull``: a stage lacking all its outputs is named with their count, one
+        lacking some with the first few of them."""
         lines = [f"pulled stages: {', '.join(self.complete) or 'none'} ({self.restored_records} Snakemake records "
                  "restored)"]
         if self.missing:
             lines.append("not on the remote (build them with `make repro` or `dvc repro <stage>`, then `dvc push`):")
-            lines += [f"  {stage}: {', '.join(outputs)}" for stage, outputs in self.missing.items()]
+            for stage, outputs in self.missing.items():
+                if len(outputs) == self.declared.get(stage, -1) and len(outputs) > 1:
+                    lines.append(f"  {stage}: all {len(outputs)} outputs")
+                else:
+                    shown = ", ".join(outputs[:SHOWN_OUTPUTS])
+                    more = f" and {len(outputs) - SHOWN_OUTPUTS} more" if len(outputs) > SHOWN_OUTPUTS else ""
+                    lines.append(f"  {stage}: {shown}{more}")
         return "\n".join(lines)
 
 
@@ -164,7 +174,8 @@ def pull(workdir: str | Path = ".", *, dvc: str = "dvc", snakemake: str = "snake
     targets = list(dict.fromkeys(target for name in complete for target in stage_targets(all_stages[name])))
     if targets:
         _run([snakemake, "--touch", "--cores", "1", *targets], workdir)
-    return PullReport(complete, {name: absent for name, absent in missing.items() if absent}, restored)
+    return PullReport(complete, {name: absent for name, absent in missing.items() if absent}, restored,
+                      {name: len(stage_outputs(stage)) for name, stage in all_stages.items()})
 
 
 def _run(command: Sequence[str], workdir: Path) -> None:
