@@ -143,10 +143,8 @@ def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence
     width = hidden.shape[1]
     concepts: list[Any] = []
     probe_card = pd.DataFrame(columns=["concept", "positives", "holdout_balanced_accuracy"])
-    for family in FAMILIES:
-        spec = dict(families.get(family) or {})
-        if family not in families:
-            continue
+    for family in [family for family in FAMILIES if family in families]:
+        spec = dict(families[family] or {})
         if family == "neuron":
             units = _sample(width, spec["count"], spec["seed"], "neuron")
             concepts += neuron_concepts(width, units.tolist())
