@@ -552,6 +552,9 @@ def concepteval_measures(job: StepIO) -> None:
     run = job.wildcards.run
     world = load_text_world(Path(job.input.world))
     model = load_lm(Path(job.input.model))
+    # GRAD takes a directional derivative through autograd.grad (a second derivative), which torch's CPU flash
+    # attention kernel lacks for float32 (the default `sdpa` picks it): the plain attention has it, same values.
+    model.set_attn_implementation("eager")
     concepts = load_concepts(job.input.concepts)
     with np.load(job.input.hidden) as data:
         windows, labels = data[f"{run}_windows"], data[f"{run}_labels"]
