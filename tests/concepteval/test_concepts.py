@@ -100,7 +100,7 @@ def test_bad_inputs_are_named():
         neuron_concepts(4, [9])
     with pytest.raises(ValueError, match="width 3, v has 4"):
         LinearConcept(np.ones(4)).activate(np.ones((2, 3)))
-    with pytest.raises(ValueError, match="bad option key 'l2'"):
+    with pytest.raises(ValueError, match="unknown option 'l2'"):
         SAEOptions.from_params({"l2": 0.1})
     with pytest.raises(ValueError, match=r"SAEOptions\.epochs"):
         SAEOptions.from_params({"epochs": 0})

@@ -138,7 +138,7 @@ def test_bad_inputs_and_options_are_named():
         kendall_tau([1, 2, 3], [1, 2])
     with pytest.raises(ValueError, match=r"RaterOptions\.n_raters"):
         RaterOptions.from_params({"n_raters": 1})
-    with pytest.raises(ValueError, match="bad option key 'noise_model'"):
+    with pytest.raises(ValueError, match="unknown option 'noise_model'"):
         RaterOptions.from_params({"noise_model": "gaussian"})
     with pytest.raises(ValueError, match="noise"):
         RaterOptions.from_params({"noise": "uniform"})

@@ -5,7 +5,7 @@ Modules: :mod:`.concepts` (the :class:`Concept` interface and the neuron / PCA /
 :mod:`.sae` and :mod:`.probes` (SAE features and TCAV-style probe directions), :mod:`.perturbation` (GRAD and
 ABL, Eq. 2–5), :mod:`.faithfulness` (Eq. 1, 6–8), :mod:`.lm_split` (hidden states and head of GPT-2-style
 LMs), :mod:`.patterns` (input/output patterns, Sec. 3.2), :mod:`.readability` (Eq. 9–12),
-:mod:`.measurement` (Sec. 4, Eq. 13–15), :mod:`.options` (typed options).
+:mod:`.measurement` (Sec. 4, Eq. 13–15); options derive from :class:`neuroneval.options.Options`.
 """
 
 from neuroneval.concepteval.concepts import (

@@ -39,8 +39,8 @@ import torch
 import torch.nn.functional as F
 
 from neuroneval.concepteval.concepts import Concept, activate_all
-from neuroneval.concepteval.options import Options, check_choice, check_range
 from neuroneval.concepteval.perturbation import AblationOptions, ablate_many, ascent_directions, check_hidden
+from neuroneval.options import Options, check_choice, check_range
 
 MEASURES = ("GRAD-Loss", "GRAD-PClass", "GRAD-TClass", "ABL-Loss", "ABL-Div", "ABL-PClass", "ABL-TClass")
 WEIGHTINGS = ("uniform", "activation")

@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from neuroneval.concepteval.options import Options, check_choice, check_range
 from neuroneval.concepteval.validation import as_float_array
+from neuroneval.options import Options, check_choice, check_range
 
 TAU_VARIANTS = ("a", "b")
 RATER_NOISE = ("gaussian", "laplace")

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from neuroneval.concepteval.concepts import Concept, LinearConcept, ReluConcept
-from neuroneval.concepteval.options import Options, check_range
+from neuroneval.options import Options, check_range
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.concepteval.concepts import LinearConcept
-from neuroneval.concepteval.options import Options, check_range
 from neuroneval.concepteval.validation import as_float_array
+from neuroneval.options import Options, check_range
 
 
 @dataclass(frozen=True)

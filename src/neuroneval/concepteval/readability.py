@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sparse
 
-from neuroneval.concepteval.options import Options, check_range
+from neuroneval.options import Options, check_range
 
 SIMILARITIES = ("UCI", "UMass", "EmbDist", "EmbCos")
 #: Per similarity: (coherence of each pattern (C,), number of pairs scored (C,)).

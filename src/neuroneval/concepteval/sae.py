@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from neuroneval.concepteval.concepts import ReluConcept
-from neuroneval.concepteval.options import Options, check_range
 from neuroneval.concepteval.validation import as_float_array
+from neuroneval.options import Options, check_range
 
 
 @dataclass(frozen=True)

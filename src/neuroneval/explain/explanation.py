@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -100,13 +101,15 @@ class Not:
 
 
 @dataclass(frozen=True)
-class And:
-    """``left AND right``, simulated as ``s(left)·s(right)`` (paper 001, Eq. 16)."""
+class _Binary:
+    """A binary formula node ``left <operator> right``; subclasses name the operator and which operand types
+    their text puts in parentheses (those that would otherwise re-associate)."""
 
     left: Formula
     right: Formula
 
     kind = "formula"
+    operator: ClassVar[str]
 
     def concepts(self) -> tuple[str, ...]:
         return _unique(self.left.concepts() + self.right.concepts())
@@ -115,26 +118,35 @@ class And:
         return self.formula_text()
 
     def formula_text(self) -> str:
-        return f"{_operand_text(self.left, Or)} AND {_operand_text(self.right, Or | And)}"
+        left_grouped, right_grouped = self._grouped()
+        return f"{_operand_text(self.left, left_grouped)} {self.operator} {_operand_text(self.right, right_grouped)}"
+
+    @staticmethod
+    def _grouped() -> tuple[Any, Any]:
+        """The operand types to parenthesise on the (left, right) side (``None``: none)."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
-class Or:
+class And(_Binary):
+    """``left AND right``, simulated as ``s(left)·s(right)`` (paper 001, Eq. 16)."""
+
+    operator = "AND"
+
+    @staticmethod
+    def _grouped() -> tuple[Any, Any]:
+        return Or, Or | And
+
+
+@dataclass(frozen=True)
+class Or(_Binary):
     """``left OR right``, simulated as ``1 − (1 − s(left))·(1 − s(right))`` (paper 001, Eq. 17)."""
 
-    left: Formula
-    right: Formula
+    operator = "OR"
 
-    kind = "formula"
-
-    def concepts(self) -> tuple[str, ...]:
-        return _unique(self.left.concepts() + self.right.concepts())
-
-    def text(self) -> str:
-        return self.formula_text()
-
-    def formula_text(self) -> str:
-        return f"{_operand_text(self.left, None)} OR {_operand_text(self.right, Or)}"
+    @staticmethod
+    def _grouped() -> tuple[Any, Any]:
+        return None, Or
 
 
 Formula = Concept | Not | And | Or

@@ -7,50 +7,13 @@ are the published ones where a paper gives them (cited per field).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Self
+from dataclasses import dataclass
 
-
-class OptionsError(ValueError):
-    """An option that is unknown or out of range; the message names the key."""
-
-
-def _check_fraction(owner: str, key: str, value: Any, *, low_open: bool = True, high_closed: bool = True) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > 0 if low_open else value >= 0) and (value <= 1 if high_closed else value < 1)
-    if not ok:
-        bounds = f"{'(' if low_open else '['}0, 1{']' if high_closed else ')'}"
-        raise OptionsError(f"{owner}.{key} must be a number in {bounds}, got {value!r}")
-
-
-def _check_int(owner: str, key: str, value: Any, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise OptionsError(f"{owner}.{key} must be an integer >= {minimum}, got {value!r}")
-
-
-def _check_number(owner: str, key: str, value: Any, minimum: float, *, strict: bool = False) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < minimum or (strict and value == minimum):
-        raise OptionsError(f"{owner}.{key} must be a finite number {'>' if strict else '>='} {minimum}, got {value!r}")
-
-
-class _Options:
-    """``from_params``: build the options from a mapping, naming any unknown key."""
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any] | None = None) -> Self:
-        params = dict(params or {})
-        known = [field.name for field in fields(cls)]  # type: ignore[arg-type]
-        unknown = sorted(key for key in params if key not in known)
-        if unknown:
-            raise OptionsError(f"{cls.__name__}: unknown option {unknown[0]!r}; known options are {known}")
-        return cls(**params)
+from neuroneval.options import Options, OptionsError, check_fraction, check_range, check_text
 
 
 @dataclass(frozen=True)
-class DissectionOptions(_Options):
+class DissectionOptions(Options):
     """Network Dissection (Bau et al. 2017; paper 000 App. F.1).
 
     quantile: the top fraction of activations that counts as active (0.005: threshold at the 99.5th percentile,
@@ -59,12 +22,12 @@ class DissectionOptions(_Options):
 
     quantile: float = 0.005
 
-    def __post_init__(self) -> None:
-        _check_fraction("DissectionOptions", "quantile", self.quantile, high_closed=False)
+    def validate(self) -> None:
+        check_fraction(self, "quantile", high_open=True)
 
 
 @dataclass(frozen=True)
-class CompositionalOptions(_Options):
+class CompositionalOptions(Options):
     """Beam search over formulas (Compositional Explanations: IoU; INVERT: AUC).
 
     max_length: l, the most distinct concepts in a formula (paper 001 Table 2 uses 3). beam_size: formulas kept
@@ -77,10 +40,10 @@ class CompositionalOptions(_Options):
     quantile: float = 0.005
     operators: tuple[str, ...] = ("AND", "OR", "AND NOT")
 
-    def __post_init__(self) -> None:
-        _check_int("CompositionalOptions", "max_length", self.max_length, 1)
-        _check_int("CompositionalOptions", "beam_size", self.beam_size, 1)
-        _check_fraction("CompositionalOptions", "quantile", self.quantile, high_closed=False)
+    def validate(self) -> None:
+        check_range(self, "max_length", 1, integer=True)
+        check_range(self, "beam_size", 1, integer=True)
+        check_fraction(self, "quantile", high_open=True)
         operators = tuple(self.operators)
         allowed = ("AND", "OR", "AND NOT")
         if not operators or any(op not in allowed for op in operators) or len(set(operators)) != len(operators):
@@ -90,7 +53,7 @@ class CompositionalOptions(_Options):
 
 
 @dataclass(frozen=True)
-class ClusteredOptions(_Options):
+class ClusteredOptions(Options):
     """Clustered Compositional Explanations (La Rosa et al. 2023; paper 001 App. B.1).
 
     n_clusters: activation clusters r (5). max_length: formula length per cluster (3; 1 gives paper 001's
@@ -103,15 +66,15 @@ class ClusteredOptions(_Options):
     beam_size: int = 10
     kmeans_iterations: int = 50
 
-    def __post_init__(self) -> None:
-        _check_int("ClusteredOptions", "n_clusters", self.n_clusters, 1)
-        _check_int("ClusteredOptions", "max_length", self.max_length, 1)
-        _check_int("ClusteredOptions", "beam_size", self.beam_size, 1)
-        _check_int("ClusteredOptions", "kmeans_iterations", self.kmeans_iterations, 1)
+    def validate(self) -> None:
+        check_range(self, "n_clusters", 1, integer=True)
+        check_range(self, "max_length", 1, integer=True)
+        check_range(self, "beam_size", 1, integer=True)
+        check_range(self, "kmeans_iterations", 1, integer=True)
 
 
 @dataclass(frozen=True)
-class ClipDissectOptions(_Options):
+class ClipDissectOptions(Options):
     """CLIP-Dissect's SoftWPMI (Oikarinen & Weng 2023), defaults of the authors' code.
 
     top_k: top-activating images per unit (100). temperature: a in softmax(a·sim) over concepts (10).
@@ -125,18 +88,18 @@ class ClipDissectOptions(_Options):
     p_start: float = 0.998
     p_end: float = 0.97
 
-    def __post_init__(self) -> None:
-        _check_int("ClipDissectOptions", "top_k", self.top_k, 1)
-        _check_number("ClipDissectOptions", "temperature", self.temperature, 0.0, strict=True)
-        _check_number("ClipDissectOptions", "lam", self.lam, 0.0)
-        _check_fraction("ClipDissectOptions", "p_start", self.p_start)
-        _check_fraction("ClipDissectOptions", "p_end", self.p_end)
+    def validate(self) -> None:
+        check_range(self, "top_k", 1, integer=True)
+        check_range(self, "temperature", 0.0, low_open=True)
+        check_range(self, "lam", 0.0)
+        check_fraction(self, "p_start")
+        check_fraction(self, "p_end")
         if self.p_end > self.p_start:
             raise OptionsError(f"ClipDissectOptions.p_end ({self.p_end}) must not exceed p_start ({self.p_start})")
 
 
 @dataclass(frozen=True)
-class LinearOptions(_Options):
+class LinearOptions(Options):
     """Linear Explanations (Oikarinen & Weng 2024), defaults of the authors' code.
 
     max_length: longest explanation (10; 1 gives Table 1's LE l=1). tolerance: least gain in validation
@@ -153,18 +116,18 @@ class LinearOptions(_Options):
     val_fraction: float = 0.2
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        _check_int("LinearOptions", "max_length", self.max_length, 1)
-        _check_number("LinearOptions", "tolerance", self.tolerance, 0.0)
-        _check_int("LinearOptions", "width", self.width, 1)
-        _check_number("LinearOptions", "l1_penalty", self.l1_penalty, 0.0, strict=True)
-        _check_fraction("LinearOptions", "l1_ratio", self.l1_ratio)
-        _check_fraction("LinearOptions", "val_fraction", self.val_fraction, high_closed=False)
-        _check_int("LinearOptions", "seed", self.seed, 0)
+    def validate(self) -> None:
+        check_range(self, "max_length", 1, integer=True)
+        check_range(self, "tolerance", 0.0)
+        check_range(self, "width", 1, integer=True)
+        check_range(self, "l1_penalty", 0.0, low_open=True)
+        check_fraction(self, "l1_ratio")
+        check_fraction(self, "val_fraction", high_open=True)
+        check_range(self, "seed", 0, integer=True)
 
 
 @dataclass(frozen=True)
-class CaptionOptions(_Options):
+class CaptionOptions(Options):
     """Caption words (MILAN/FALCON family) and top-activating tokens.
 
     top_k: top-activating inputs per unit (20). n_words: words in the explanation (3 for captions, use 1 for
@@ -179,28 +142,28 @@ class CaptionOptions(_Options):
     max_document_frequency: float = 0.5
     min_count: int = 2
 
-    def __post_init__(self) -> None:
-        _check_int("CaptionOptions", "top_k", self.top_k, 1)
-        _check_int("CaptionOptions", "n_words", self.n_words, 1)
-        _check_number("CaptionOptions", "smoothing", self.smoothing, 0.0, strict=True)
-        _check_fraction("CaptionOptions", "max_document_frequency", self.max_document_frequency)
-        _check_int("CaptionOptions", "min_count", self.min_count, 1)
+    def validate(self) -> None:
+        check_range(self, "top_k", 1, integer=True)
+        check_range(self, "n_words", 1, integer=True)
+        check_range(self, "smoothing", 0.0, low_open=True)
+        check_fraction(self, "max_document_frequency")
+        check_range(self, "min_count", 1, integer=True)
 
 
 @dataclass(frozen=True)
-class RandomOptions(_Options):
+class RandomOptions(Options):
     """Random explanations (the floor): ``length`` random distinct concepts OR-ed together; ``seed``."""
 
     length: int = 1
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        _check_int("RandomOptions", "length", self.length, 1)
-        _check_int("RandomOptions", "seed", self.seed, 0)
+    def validate(self) -> None:
+        check_range(self, "length", 1, integer=True)
+        check_range(self, "seed", 0, integer=True)
 
 
 @dataclass(frozen=True)
-class LLMOptions(_Options):
+class LLMOptions(Options):
     """The OpenAI-compatible chat backend and the LLM explainer/simulator.
 
     base_url: the server (``http://127.0.0.1:8000``; ``/v1/chat/completions`` is appended). model: the name the
@@ -219,16 +182,14 @@ class LLMOptions(_Options):
     batch_size: int = 20
     retries: int = 1
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
             raise OptionsError(f"LLMOptions.base_url must be an http(s) URL, got {self.base_url!r}")
-        if not isinstance(self.model, str) or not self.model:
-            raise OptionsError(f"LLMOptions.model must be a non-empty string, got {self.model!r}")
-        if self.api_key_env is not None and (not isinstance(self.api_key_env, str) or not self.api_key_env):
-            raise OptionsError(f"LLMOptions.api_key_env must be an environment variable name, got {self.api_key_env!r}")
-        _check_number("LLMOptions", "temperature", self.temperature, 0.0)
-        _check_int("LLMOptions", "max_tokens", self.max_tokens, 1)
-        _check_number("LLMOptions", "timeout_s", self.timeout_s, 0.0, strict=True)
-        _check_int("LLMOptions", "top_k", self.top_k, 1)
-        _check_int("LLMOptions", "batch_size", self.batch_size, 1)
-        _check_int("LLMOptions", "retries", self.retries, 0)
+        check_text(self, "model")
+        check_text(self, "api_key_env", optional=True)
+        check_range(self, "temperature", 0.0)
+        check_range(self, "max_tokens", 1, integer=True)
+        check_range(self, "timeout_s", 0.0, low_open=True)
+        check_range(self, "top_k", 1, integer=True)
+        check_range(self, "batch_size", 1, integer=True)
+        check_range(self, "retries", 0, integer=True)

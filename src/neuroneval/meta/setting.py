@@ -16,16 +16,21 @@ from tqdm.auto import tqdm
 from neuroneval.meta.auprc import truth_mask
 from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
 from neuroneval.metrics import FeatureCache
+from neuroneval.metrics.validation import TIES
+from neuroneval.options import Options, check_choice, check_fraction, check_range
 from neuroneval.settings import SettingData
 
 
 @dataclass(frozen=True)
-class MetaOptions:
-    """The ``meta:`` block of ``params.yaml`` (validated by the schema), as the library takes it."""
+class MetaOptions(Options):
+    """The ``meta:`` block of ``params.yaml`` without ``settings`` (validated by the schema), as the library takes
+    it: the metrics compared, the α and λ grids searched on validation units (000 Sec. 5), the tie mode, the
+    validation split (``val_fraction`` of the known units, at least ``min_val_units``; ``seed``), the unit-feature
+    cache and the bootstrap of meta-AUPRC's interval (``n_boot`` resamples at ``ci_level``)."""
 
-    metrics: tuple[str, ...]
-    alpha_grid: tuple[float, ...]
-    lam_grid: tuple[float, ...]
+    metrics: tuple[str, ...] = ()
+    alpha_grid: tuple[float, ...] = ()
+    lam_grid: tuple[float, ...] = ()
     ties: str = "average"
     val_fraction: float = 0.05
     min_val_units: int = 1
@@ -34,14 +39,18 @@ class MetaOptions:
     n_boot: int = 0
     ci_level: float = 0.95
 
-    @classmethod
-    def from_params(cls, meta: dict) -> MetaOptions:
-        return cls(metrics=tuple(meta["metrics"]), alpha_grid=tuple(float(a) for a in meta["alpha_grid"]),
-                   lam_grid=tuple(float(lam) for lam in meta["lam_grid"]), ties=str(meta["ties"]),
-                   val_fraction=float(meta["val_fraction"]), min_val_units=int(meta.get("min_val_units", 1)),
-                   seed=int(meta["seed"]),
-                   feature_cache_gib=float(meta["feature_cache_gib"]), n_boot=int(meta.get("n_boot", 0)),
-                   ci_level=float(meta.get("ci_level", 0.95)))
+    def validate(self) -> None:
+        # grids as floats whatever YAML wrote (0 vs 0.0): they are written into the result tables
+        for grid in ("alpha_grid", "lam_grid"):
+            object.__setattr__(self, grid, tuple(float(value) for value in getattr(self, grid)))
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        check_choice(self, "ties", TIES)
+        check_fraction(self, "val_fraction", high_open=True)
+        check_range(self, "min_val_units", 1, integer=True)
+        check_range(self, "seed", 0, integer=True)
+        check_range(self, "feature_cache_gib", 0)
+        check_range(self, "n_boot", 0, integer=True)
+        check_fraction(self, "ci_level", high_open=True)
 
 
 def validation_split(mask: np.ndarray, options: MetaOptions) -> tuple[np.ndarray, np.ndarray]:
