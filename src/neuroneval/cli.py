@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import __version__, io
+from neuroneval.metrics.validation import TIES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--top-alpha", dest="top_alpha", choices=["at_least_kth", "exactly_k"],
                        help="top-alpha rule: every input >= the k-th largest (default, the authors' code) or "
                             "exactly k inputs")
-    score.add_argument("--ties", choices=["average", "reference"], default="average")
+    score.add_argument("--ties", choices=TIES, default=TIES[0])
     score.add_argument("--seed", type=int, default=0)
     score.add_argument("--memory-budget", dest="memory_budget", type=memory_budget, default="auto",
                        help="working memory beyond the inputs: bytes with an optional K/M/G suffix (e.g. 2G), "

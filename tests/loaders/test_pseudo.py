@@ -100,3 +100,20 @@ def test_pseudo_labels_validate_embeddings() -> None:
         pseudo_labels(np.ones((2, 3)), np.ones((2, 4)), 1.0, 0.0)
     with pytest.raises(ValueError, match="text_embeddings has all-zero rows"):
         pseudo_labels(np.ones((2, 3)), np.zeros((1, 3)), 1.0, 0.0)
+
+
+def test_pseudo_label_quality_is_sklearn_auc_per_concept() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from neuroneval.concepts.pseudo import pseudo_label_quality
+
+    rng = np.random.default_rng(3)
+    labels = np.column_stack([rng.random(100) < 0.3, rng.random(100) < 0.5, np.zeros(100)]).astype(np.float32)
+    pseudo = np.clip(labels * 0.4 + rng.random((100, 3)) * 0.6, 0, 1)
+    names = ["shape:a", "shape:b", "colour:never"]
+    quality = pseudo_label_quality(labels, pseudo, names)
+    expected = {name: roc_auc_score(labels[:, k], pseudo[:, k]) for k, name in enumerate(names[:2])}
+    assert quality["auc"] == {name: round(value, 6) for name, value in expected.items()}  # no positive: left out
+    assert quality["mean_auc"] == round(float(np.mean(list(expected.values()))), 6)
+    assert quality["mean_auc_by_kind"] == {"shape": round(float(np.mean(list(expected.values()))), 6)}
+    assert pseudo_label_quality(labels[:, 2:], pseudo[:, 2:], names[2:])["mean_auc"] is None

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from neuroneval.models.clip import CaptionTokenizer, embed_images, embed_texts, load_clip, save_clip, train_clip
@@ -59,3 +60,37 @@ def test_linear_probe_recovers_a_linear_concept() -> None:
     assert probabilities.shape == (100, 2) and ((probabilities > 0) & (probabilities < 1)).all()
     for concept in range(2):
         assert roc_auc_score(targets[500:, concept], probabilities[:, concept]) > 0.97
+
+
+def test_probe_with_holdout_reports_accuracy_on_the_last_inputs() -> None:
+    from neuroneval.models.probe import ProbeTraining, probe_probabilities, train_probe_with_holdout
+
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(200, 4)).astype(np.float32)
+    targets = np.column_stack([features[:, 0] > 0, features[:, 3] > 1.0]).astype(np.float32)
+    training = ProbeTraining.from_params({"epochs": 5, "batch_size": 32, "learning_rate": 0.05, "weight_decay": 0.0,
+                                          "seed": 0})
+    result = train_probe_with_holdout(features, targets, training, holdout_fraction=0.25)
+    assert (result.train_inputs, result.holdout_inputs) == (150, 50)
+    # oracle: the held-out accuracy and the majority baseline, elementwise by hand
+    predicted = probe_probabilities(result.probe, features[150:]) >= 0.5
+    assert result.holdout_accuracy == pytest.approx(float(np.mean(predicted == (targets[150:] >= 0.5))))
+    majority = targets[:150].mean(axis=0) >= 0.5
+    assert result.chance_accuracy == pytest.approx(float(np.mean(majority[None, :] == (targets[150:] >= 0.5))))
+    assert result.card()["holdout_accuracy"] == round(result.holdout_accuracy, 6)
+    with pytest.raises(ValueError, match="my probe: 1 inputs"):
+        train_probe_with_holdout(features[:1], targets[:1], training, source="my probe")
+    with pytest.raises(ValueError, match=r"ProbeTraining\.epochs"):
+        ProbeTraining.from_params({"epochs": 0})
+
+
+def test_saved_probe_loads_with_its_concepts(tmp_path) -> None:
+    from neuroneval.models.probe import load_probe, probe_probabilities, save_probe, train_linear_probe
+
+    features = np.random.default_rng(2).normal(size=(40, 3)).astype(np.float32)
+    probe = train_linear_probe(features, (features[:, :2] > 0).astype(np.float32), epochs=1, batch_size=8,
+                               learning_rate=0.01, weight_decay=0.0, seed=0)
+    save_probe(tmp_path / "probe.pt", probe, ["a", "b"])
+    loaded, names = load_probe(tmp_path / "probe.pt")
+    assert names == ["a", "b"]
+    np.testing.assert_array_equal(probe_probabilities(loaded, features), probe_probabilities(probe, features))

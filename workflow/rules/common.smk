@@ -3,6 +3,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from neuroneval.external.config import model_files
+from neuroneval.metrics.validation import TIES
 from neuroneval.pipeline.code_deps import ScriptVersions
 from neuroneval.pipeline.explain_steps import (
     PSEUDO_METHODS,
@@ -166,7 +167,7 @@ SANITY = config["sanity"]
 SANITY_SETTINGS = list(SANITY["settings"])
 SANITY_COMBINATIONS = list(SANITY["combinations"]["metrics"])
 SANITY_ABLATIONS = ["strength", "draws", "semantic"]
-SANITY_OTHER_TIES = "reference" if SANITY["ties"] == "average" else "average"
+TIE_MODES = list(TIES)  # average | reference (neuroneval.metrics.validation)
 SANITY_ABLATION_SETTING = SANITY["ablations"]["setting"]
 SANITY_SHIFT_SETTING = SANITY["shift"]["setting"]
 

@@ -57,7 +57,7 @@ rule sanity_theoretical:
     benchmark:
         "logs/benchmarks/sanity_theoretical_{ties}.tsv"
     wildcard_constraints:
-        ties="average|reference",
+        ties="|".join(TIE_MODES),
     conda:
         "../../environment.yml"
     threads: 8
@@ -219,7 +219,7 @@ rule sanity_ties:
             "results/sanity/experimental/{setting}.csv", setting=SANITY_SETTINGS
         ),
         theoretical=expand(
-            "results/sanity/theoretical/{ties}.csv", ties=["average", "reference"]
+            "results/sanity/theoretical/{ties}.csv", ties=TIE_MODES
         ),
     output:
         table="results/ties.csv",

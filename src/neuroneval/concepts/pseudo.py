@@ -119,6 +119,27 @@ def fit_calibration(cosines: np.ndarray, labels: np.ndarray, a_grid: Sequence[fl
 
 
 @torch.no_grad()
+def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: Sequence[str]) -> dict[str, Any]:
+    """How well pseudo-labels rank each concept's true positives: per-concept ROC AUC of ``pseudo[:, t]``
+    against ``B(labels[:, t]) = 1[labels ≥ 0.5]`` (concepts with no positive or no negative are left out), their
+    mean (``None`` if no concept has both), and the mean per concept kind (the name's part before ``:``).
+
+    Returns ``{"mean_auc", "mean_auc_by_kind", "auc"}``, values rounded to 6 decimals (the summary JSON).
+    """
+    import pandas as pd
+    from sklearn.metrics import roc_auc_score
+
+    from neuroneval.metrics.binarize import concept_positive
+
+    truth = concept_positive(labels)
+    auc = {name: float(roc_auc_score(truth[:, k], pseudo[:, k]))
+           for k, name in enumerate(concept_names) if 0 < truth[:, k].sum() < len(truth)}
+    by_kind = pd.Series(auc, dtype=float).groupby(lambda name: name.split(":", 1)[0]).mean()
+    return {"mean_auc": round(float(np.mean(list(auc.values()))), 6) if auc else None,
+            "mean_auc_by_kind": {kind: round(float(value), 6) for kind, value in by_kind.items()},
+            "auc": {name: round(value, 6) for name, value in auc.items()}}
+
+
 def embed_images(model: torch.nn.Module, preprocess: Callable[[Any], torch.Tensor], images: Sequence[Any], *,
                  batch_size: int = 64) -> np.ndarray:
     """L2-normalised ``model.encode_image`` embeddings of ``images``, (N, D) float32.

@@ -16,8 +16,6 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
-PROBE_HOLDOUT_FRACTION = 0.1  # last part of the training split held out to report the probe's concept accuracy
-
 
 def train_contrastive_model(job: StepIO) -> None:
     """Train the CLIP/SigLIP-style model ``models.contrastive.<name>`` on the train split's image–caption pairs."""
@@ -42,9 +40,7 @@ def vision_pseudo_concepts(job: StepIO) -> None:
     probed split). The summary JSON records a, b, the BCE and each concept's ROC AUC against the probed split's
     labels (how good the pseudo-labels are; the paper's SigLIP labels are judged the same way).
     """
-    from sklearn.metrics import roc_auc_score
-
-    from neuroneval.concepts.pseudo import cosine_similarities, fit_calibration, pseudo_labels
+    from neuroneval.concepts.pseudo import cosine_similarities, fit_calibration, pseudo_label_quality, pseudo_labels
     from neuroneval.models.clip import embed_images, embed_texts, load_clip
     from neuroneval.worlds import load_vision_world
     from neuroneval.worlds.vision_concepts import concept_prompt
@@ -67,70 +63,43 @@ def vision_pseudo_concepts(job: StepIO) -> None:
                 "calibration_split": knobs["calibration_split"],
                 "prompts": {name: concept_prompt(name) for name in concept_names}}
     io.write_concept_table(job.output.concepts, frame, metadata=metadata)
-    labels = world.labels[concept_names].to_numpy(dtype=np.float32)
-    auc = {name: float(roc_auc_score(labels[:, column], values[:, column]))
-           for column, name in enumerate(concept_names) if 0 < labels[:, column].sum() < len(labels)}
-    by_kind = pd.Series(auc).groupby(lambda name: name.split(":", 1)[0]).mean()
-    io.write_json(job.output.summary, {
-        "source": source, "a": fit.a, "b": fit.b, "calibration_bce": round(fit.bce, 6),
-        "mean_auc": round(float(np.mean(list(auc.values()))), 6),
-        "mean_auc_by_kind": {kind: round(float(value), 6) for kind, value in by_kind.items()},
-        "auc": {name: round(value, 6) for name, value in auc.items()},
-    })
+    quality = pseudo_label_quality(world.labels[concept_names].to_numpy(dtype=np.float32), values, concept_names)
+    io.write_json(job.output.summary, {"source": source, "a": fit.a, "b": fit.b,
+                                       "calibration_bce": round(fit.bce, 6), **quality})
 
 
 def train_probe(job: StepIO) -> None:
-    """Linear probe ``models.probes.<name>``: one logistic unit per attribute concept on frozen CLIP embeddings.
-
-    Trained on the first 90 % of the train split, with the concept accuracy (threshold 0.5) on the last 10 %
-    recorded in the card next to the accuracy of always predicting each concept's majority value.
-    """
-    import torch
-
+    """Linear probe ``models.probes.<name>``: one logistic unit per attribute concept on frozen CLIP embeddings,
+    trained and measured by :func:`neuroneval.models.probe.train_probe_with_holdout` (last 10 % held out)."""
     from neuroneval.models.clip import embed_images, load_clip
-    from neuroneval.models.probe import probe_probabilities, train_linear_probe
+    from neuroneval.models.probe import ProbeTraining, save_probe, train_probe_with_holdout
     from neuroneval.settings import select_concepts
     from neuroneval.worlds import load_vision_world
 
     clip, _, _ = load_clip(job.input.features)
     world = load_vision_world(Path(job.input.world))
     spec = job.params.spec
-    training = spec["training"]
     concept_names = select_concepts([c for c in world.labels.columns if c != io.ID_COLUMN], spec["concept_prefixes"])
-    features = embed_images(clip, world.images)
-    targets = world.labels[concept_names].to_numpy(dtype=np.float32)
-    n_train = len(features) - max(1, round(PROBE_HOLDOUT_FRACTION * len(features)))
-    probe = train_linear_probe(features[:n_train], targets[:n_train], epochs=training["epochs"],
-                               batch_size=training["batch_size"], learning_rate=training["learning_rate"],
-                               weight_decay=training["weight_decay"], seed=training["seed"])
-    held_out = targets[n_train:]
-    predicted = probe_probabilities(probe, features[n_train:]) >= 0.5
-    majority = targets[:n_train].mean(axis=0) >= 0.5
+    result = train_probe_with_holdout(embed_images(clip, world.images),
+                                      world.labels[concept_names].to_numpy(dtype=np.float32),
+                                      ProbeTraining.from_params(spec["training"]),
+                                      source=f"models.probes.{job.wildcards.probe}")
     card = {"architecture": "linear_probe", "features": spec["features"], "concept_names": concept_names,
-            "holdout_accuracy": round(float(np.mean(predicted == (held_out >= 0.5))), 6),
-            "chance_accuracy": round(float(np.mean(majority[None, :] == (held_out >= 0.5))), 6),
-            "holdout_inputs": len(held_out), "train_inputs": n_train}
+            **result.card()}
     print(json.dumps(card, indent=2))
-    with io.atomic_path(Path(job.output.checkpoint)) as temporary:
-        torch.save({"state_dict": probe.state_dict(), "concept_names": concept_names,
-                    "in_features": probe.in_features}, temporary)
+    save_probe(job.output.checkpoint, result.probe, concept_names)
     io.write_json(job.output.card, card)
 
 
 def probe_activations(job: StepIO) -> None:
     """Probe units on a world split: σ(w_t·f(x) + b_t) per concept ``t``, whose known concept is ``t``."""
-    import torch
-
     from neuroneval.activations import activation_frame
     from neuroneval.models.clip import embed_images, load_clip
-    from neuroneval.models.probe import probe_probabilities
+    from neuroneval.models.probe import load_probe, probe_probabilities
     from neuroneval.worlds import load_vision_world
 
     clip, _, _ = load_clip(job.input.features)
-    payload = torch.load(job.input.checkpoint, map_location="cpu", weights_only=True)
-    concept_names = list(payload["concept_names"])
-    probe = torch.nn.Linear(payload["in_features"], len(concept_names))
-    probe.load_state_dict(payload["state_dict"])
+    probe, concept_names = load_probe(job.input.checkpoint)
     world = load_vision_world(Path(job.input.world))
     values = probe_probabilities(probe, embed_images(clip, world.images))
     frame = activation_frame(values, concept_names, world.labels[io.ID_COLUMN].to_numpy())

@@ -18,8 +18,6 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
-PROBE_HOLDOUT_FRACTION = 0.1  # default share of the probe's training images held out to report its accuracy
-
 
 def external_image_dataset(job: StepIO) -> None:
     """The input table (``input_id, path, label``) and label concept table of an image dataset."""
@@ -81,9 +79,13 @@ def external_image_embeddings(job: StepIO) -> None:
 
 def external_pseudo_concepts(job: StepIO) -> None:
     """Concept table ``pseudo:<embedder>``: σ(a·(cos − b)) for every label concept (see ``external.pseudo``)."""
-    from sklearn.metrics import roc_auc_score
-
-    from neuroneval.concepts.pseudo import cosine_similarities, embed_texts, fit_calibration, pseudo_labels
+    from neuroneval.concepts.pseudo import (
+        cosine_similarities,
+        embed_texts,
+        fit_calibration,
+        pseudo_label_quality,
+        pseudo_labels,
+    )
     from neuroneval.external.config import loader_spec
     from neuroneval.external.images import resolve_device
     from neuroneval.external.pseudo import calibration_method, concept_prompts, model_calibration
@@ -125,23 +127,14 @@ def external_pseudo_concepts(job: StepIO) -> None:
                 "a": a, "b": b, "calibration": calibration, "calibration_bce": fit_bce,
                 "prompts": dict(zip(concept_names, prompts, strict=True))}
     io.write_concept_table(job.output.concepts, frame, metadata=metadata)
-    truth = labels[concept_names].to_numpy(dtype=np.float32) >= 0.5
-    auc = {name: float(roc_auc_score(truth[:, k], values[:, k]))
-           for k, name in enumerate(concept_names) if 0 < truth[:, k].sum() < len(truth)}
-    by_kind = pd.Series(auc, dtype=float).groupby(lambda name: name.split(":", 1)[0]).mean()
-    io.write_json(job.output.summary, {
-        "source": source, "a": a, "b": b, "calibration": calibration["method"],
-        "mean_auc": round(float(np.mean(list(auc.values()))), 6) if auc else None,
-        "mean_auc_by_kind": {kind: round(float(value), 6) for kind, value in by_kind.items()},
-        "auc": {name: round(value, 6) for name, value in auc.items()},
-    })
+    quality = pseudo_label_quality(labels[concept_names].to_numpy(dtype=np.float32), values, concept_names)
+    io.write_json(job.output.summary, {"source": source, "a": a, "b": b, "calibration": calibration["method"],
+                                       **quality})
 
 
 def external_train_probe(job: StepIO) -> None:
     """A linear probe (one logistic unit per concept) on an open_clip model's embeddings of its train dataset."""
-    import torch
-
-    from neuroneval.models.probe import probe_probabilities, train_linear_probe
+    from neuroneval.models.probe import HOLDOUT_FRACTION, ProbeTraining, save_probe, train_probe_with_holdout
     from neuroneval.settings import select_concepts
 
     spec = job.params.probe
@@ -150,40 +143,23 @@ def external_train_probe(job: StepIO) -> None:
     io.check_matching_ids(labels, pd.DataFrame({io.ID_COLUMN: input_ids}), first_source=str(job.input.concepts),
                           second_source=str(job.input.embeddings))
     concept_names = select_concepts([c for c in labels.columns if c != io.ID_COLUMN], spec["concept_prefixes"])
-    targets = labels[concept_names].to_numpy(dtype=np.float32)
-    holdout = max(1, round(float(spec.get("holdout_fraction", PROBE_HOLDOUT_FRACTION)) * len(features)))
-    n_train = len(features) - holdout
-    if n_train < 1:
-        raise ValueError(f"external.probes.{job.wildcards.external_probe}: {len(features)} images leave none to train")
-    training = spec["training"]
-    probe = train_linear_probe(features[:n_train], targets[:n_train], epochs=training["epochs"],
-                               batch_size=training["batch_size"], learning_rate=training["learning_rate"],
-                               weight_decay=training["weight_decay"], seed=training["seed"])
-    held_out = targets[n_train:] >= 0.5
-    predicted = probe_probabilities(probe, features[n_train:]) >= 0.5
-    majority = targets[:n_train].mean(axis=0) >= 0.5
+    result = train_probe_with_holdout(features, labels[concept_names].to_numpy(dtype=np.float32),
+                                      ProbeTraining.from_params(spec["training"]),
+                                      holdout_fraction=float(spec.get("holdout_fraction", HOLDOUT_FRACTION)),
+                                      source=f"external.probes.{job.wildcards.external_probe}")
     card = {"architecture": "linear_probe", "features": spec["features"], "train_dataset": spec["train_dataset"],
-            "concept_names": concept_names, "train_inputs": n_train, "holdout_inputs": holdout,
-            "holdout_accuracy": round(float(np.mean(predicted == held_out)), 6),
-            "chance_accuracy": round(float(np.mean(majority[None, :] == held_out)), 6)}
+            "concept_names": concept_names, **result.card()}
     print(json.dumps({key: value for key, value in card.items() if key != "concept_names"}, indent=2))
-    with io.atomic_path(Path(job.output.checkpoint)) as temporary:
-        torch.save({"state_dict": probe.state_dict(), "concept_names": concept_names,
-                    "in_features": probe.in_features}, temporary)
+    save_probe(job.output.checkpoint, result.probe, concept_names)
     io.write_json(job.output.card, card)
 
 
 def external_probe_activations(job: StepIO) -> None:
     """Probe units σ(w_t·f(x) + b_t) on an image dataset; unit ``t``'s known concept is ``t``."""
-    import torch
-
     from neuroneval.activations import activation_frame
-    from neuroneval.models.probe import probe_probabilities
+    from neuroneval.models.probe import load_probe, probe_probabilities
 
-    payload = torch.load(job.input.checkpoint, map_location="cpu", weights_only=True)
-    concept_names = list(payload["concept_names"])
-    probe = torch.nn.Linear(payload["in_features"], len(concept_names))
-    probe.load_state_dict(payload["state_dict"])
+    probe, concept_names = load_probe(job.input.checkpoint)
     input_ids, features = _read_embeddings(job.input.embeddings)
     frame = activation_frame(probe_probabilities(probe, features), concept_names, input_ids)
     metadata = {"model": job.wildcards.external_probe, "layer": "concepts", "dataset": job.wildcards.image_dataset,

@@ -23,9 +23,6 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
-TESTS = ("missing", "extra")
-TIE_MODES = ("average", "reference")
-
 
 @dataclass(frozen=True)
 class _Units:
@@ -124,9 +121,11 @@ def sanity_hyperparameters(job: StepIO) -> None:
 
 def _tie_modes(metric: str, sanity: Mapping[str, Any]) -> list[str]:
     """``sanity.ties``, plus the other mode for the metrics of ``sanity.tie_metrics``."""
+    from neuroneval.metrics.validation import TIES
+
     modes = [sanity["ties"]]
     if metric in sanity["tie_metrics"]:
-        modes += [mode for mode in TIE_MODES if mode != sanity["ties"]]
+        modes += [mode for mode in TIES if mode != sanity["ties"]]
     return modes
 
 
@@ -209,7 +208,7 @@ def _draw_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: 
                ties: str) -> list[pd.DataFrame]:
     """App. E.5 (Decrease Acc with the first d draws averaged, d in ``ablations.draws``) and App. E.4 (each ε,
     at ``experimental.draws`` draws), both read off one run of the largest number of draws."""
-    from neuroneval.sanity import decrease_accuracy, experimental_draw_deltas, summarize_deltas
+    from neuroneval.sanity import TESTS, decrease_accuracy, experimental_draw_deltas, summarize_deltas
 
     ablations, base_draws = sanity["ablations"], sanity["experimental"]["draws"]
     most = max([*ablations["draws"], base_draws])
@@ -248,7 +247,7 @@ def _semantic_pairs(units: _Units, test: str, hierarchy: Mapping[str, Sequence[s
 def _semantic_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any], ties: str,
                    hierarchy: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
     """App. E.3: semantic sub/superclasses (largest child, smallest parent) vs random ones on the same units."""
-    from neuroneval.sanity import experimental_test
+    from neuroneval.sanity import TESTS, experimental_test
 
     common = {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"], "seed": sanity["seed"],
               "ties": ties, **params}

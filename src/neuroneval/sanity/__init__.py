@@ -26,6 +26,7 @@ from neuroneval.sanity.delta import (
 )
 from neuroneval.sanity.experimental import experimental_deltas, experimental_draw_deltas, experimental_test
 from neuroneval.sanity.perturb import (
+    TESTS,
     extra_labels,
     missing_labels,
     perturb_labels,
@@ -48,6 +49,7 @@ __all__ = [
     "PAPER_DRAWS",
     "PAPER_GAMMAS",
     "PAPER_N",
+    "TESTS",
     "analytical_table",
     "compare_with_reference",
     "decrease_accuracy",

@@ -28,13 +28,13 @@ from neuroneval.metrics import FeatureCache, get_spec, score, score_pairs
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
 from neuroneval.sanity.params import derived_seed, metric_params
 from neuroneval.sanity.perturb import (
+    TESTS,
     default_strength,
     perturb_labels,
     semantic_extra_labels,
     semantic_missing_labels,
 )
 
-TESTS = ("missing", "extra")
 PERTURBATIONS = ("random", "semantic")
 #: Engine parameters that every metric accepts and that are passed through unchanged.
 _PASS_THROUGH = ("device", "chunk_size")

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+#: The two sanity tests (Sec. 4.2): Missing Labels (c⁻ ⊂ c, Eq. 9) and Extra Labels (c⁺ ⊃ c, Eq. 12).
+TESTS = ("missing", "extra")
 STREAM_MISSING = 1
 STREAM_EXTRA = 2
 STREAM_SEMANTIC = 3

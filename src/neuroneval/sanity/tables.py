@@ -24,8 +24,8 @@ import pandas as pd
 
 from neuroneval.metrics import get_spec
 from neuroneval.sanity.analytical import ANALYTICAL_METRICS, decrease_probability, expected_delta
+from neuroneval.sanity.perturb import TESTS
 
-TESTS = ("missing", "extra")
 #: γ at which the population forms stand in for their limit γ → 0 (the forms are continuous at 0; the error
 #: is O(γ)).
 LIMIT_GAMMA = 1e-12

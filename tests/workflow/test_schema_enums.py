@@ -1,0 +1,69 @@
+"""Each choice of params.yaml has one home in the library; the JSON schema's enums must list exactly those values.
+
+The schema cannot import Python, so it restates them; this test is what keeps the restatement true.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from neuroneval.activations.extract import POOLINGS
+from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
+from neuroneval.concepteval.lm_split import SITES
+from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
+from neuroneval.crowd.aggregation import AGGREGATION_METHODS
+from neuroneval.crowd.sampling import SAMPLING_METHODS
+from neuroneval.metrics.validation import TIES
+from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS
+from neuroneval.sanity.perturb import SUBCLASS_RULES
+
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "params.schema.yaml"
+
+#: schema path (keys of the nested schema, "items" for an array's items) → the library's tuple of allowed values
+ENUMS = {
+    "meta/ties": TIES,
+    "sanity/ties": TIES,
+    "activations/pooling": POOLINGS,
+    "crowd/sampling/methods/items": SAMPLING_METHODS,
+    "crowd/aggregation/sampling": SAMPLING_METHODS,
+    "crowd/aggregation/methods/items": AGGREGATION_METHODS,
+    "sanity/ablations/subclass_rule": SUBCLASS_RULES,
+    "concepteval/site": SITES,
+    "concepteval/faithfulness/measures/items": MEASURES,
+    "concepteval/faithfulness/weighting": WEIGHTINGS,
+    "concepteval/raters/noise": RATER_NOISE,
+    "concepteval/measurement/tau_variant": TAU_VARIANTS,
+}
+#: enums that may list a subset of the library's choices
+SUBSETS = {
+    "explain/simple/items": EXPLAIN_METHODS,
+}
+
+
+def _node(schema: dict, path: str) -> dict:
+    node = schema
+    for key in path.split("/"):
+        node = node[key] if key == "items" else node["properties"][key]
+    return node
+
+
+@pytest.mark.parametrize("path", sorted(ENUMS))
+def test_schema_enum_is_the_library_choice(path: str) -> None:
+    schema = yaml.safe_load(SCHEMA.read_text())
+    assert list(_node(schema, path)["enum"]) == list(ENUMS[path]), path
+
+
+def test_explain_methods_are_the_workflow_methods() -> None:
+    schema = yaml.safe_load(SCHEMA.read_text())
+    methods = _node(schema, "explain/settings")["additionalProperties"]["properties"]["methods"]["items"]["enum"]
+    assert list(methods) == list(EXPLAIN_METHODS)
+
+
+@pytest.mark.parametrize("path", sorted(SUBSETS))
+def test_schema_enum_is_a_subset_of_the_library_choice(path: str) -> None:
+    schema = yaml.safe_load(SCHEMA.read_text())
+    values = _node(schema, path)["enum"]
+    assert set(values) <= set(SUBSETS[path]), sorted(set(values) - set(SUBSETS[path]))
