@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from neuroneval.pipeline.cosy_steps import cosy_setting_units, read_explanations, resolve_model_path
+from neuroneval.cosy.study import read_explanation_table
+from neuroneval.pipeline.cosy_steps import cosy_setting_units, resolve_model_path
 
 SETTINGS = {
     "final": {"dataset": "vision_probe", "units": [{"model": "vision_vit", "layer": "softmax"}],
@@ -36,13 +37,13 @@ def test_read_explanations(tmp_path: Path) -> None:
     good = pd.DataFrame({"setting": ["s"], "unit": ["0"], "method": ["true"], "concept": ["class:a_b_c"],
                          "explanation": ["an a b c"]})
     good.to_csv(tmp_path / "good.csv", index=False)
-    assert read_explanations(tmp_path / "good.csv")["unit"].tolist() == ["0"]
+    assert read_explanation_table(tmp_path / "good.csv")["unit"].tolist() == ["0"]
     good.drop(columns="method").to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match=r"bad\.csv: missing column\(s\) \['method'\]"):
-        read_explanations(tmp_path / "bad.csv")
+        read_explanation_table(tmp_path / "bad.csv")
     good.assign(explanation=[""]).to_csv(tmp_path / "empty.csv", index=False)
     with pytest.raises(ValueError, match="row 2: empty explanation"):
-        read_explanations(tmp_path / "empty.csv")
+        read_explanation_table(tmp_path / "empty.csv")
 
 
 def test_resolve_model_path(tmp_path: Path) -> None:

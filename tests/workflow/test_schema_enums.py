@@ -67,3 +67,15 @@ def test_schema_enum_is_a_subset_of_the_library_choice(path: str) -> None:
     schema = yaml.safe_load(SCHEMA.read_text())
     values = _node(schema, path)["enum"]
     assert set(values) <= set(SUBSETS[path]), sorted(set(values) - set(SUBSETS[path]))
+
+
+def test_workflow_ablations_are_the_library_ablations() -> None:
+    """common.smk restates the ablations (importing neuroneval.sanity would slow every Snakefile parse by ~5 s)."""
+    import ast
+    import re
+
+    from neuroneval.sanity.ablations import ABLATIONS
+
+    common = (SCHEMA.parents[1] / "rules" / "common.smk").read_text()
+    listed = re.search(r"^SANITY_ABLATIONS = (\[.*\])", common, re.MULTILINE)
+    assert listed is not None and ast.literal_eval(listed.group(1)) == list(ABLATIONS)

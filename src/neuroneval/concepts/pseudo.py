@@ -129,7 +129,7 @@ def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: 
     import pandas as pd
     from sklearn.metrics import roc_auc_score
 
-    from neuroneval.metrics.binarize import concept_positive
+    from neuroneval.concepts.threshold import concept_positive
 
     truth = concept_positive(labels)
     auc = {name: float(roc_auc_score(truth[:, k], pseudo[:, k]))

@@ -31,18 +31,8 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-import numpy as np
-
+from neuroneval.concepts.threshold import CONCEPT_THRESHOLD
 from neuroneval.metrics.backend import Backend
-
-#: An input belongs to a concept where its concept value is at least this (labels are 0/1; pseudo-labels and
-#: probe outputs are probabilities): ``B(c) = 1[c ≥ 0.5]``, the binarization of paper 000 Sec. 3.
-CONCEPT_THRESHOLD = 0.5
-
-
-def concept_positive(values: Any) -> np.ndarray:
-    """``B(c) = 1[c ≥ 0.5]`` as a boolean numpy array: which inputs belong to the concept (elementwise)."""
-    return np.asarray(values) >= CONCEPT_THRESHOLD
 
 #: The two top-α rules (see the module docstring).
 TopAlphaRule = Literal["at_least_kth", "exactly_k"]

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from neuroneval.concepts.threshold import concept_positive
 from neuroneval.io import atomic_path, write_json
 from neuroneval.models.cbm import CBMConfig, ConceptBottleneck
 from neuroneval.models.cnn import CNNConfig, TinyCNN, images_to_tensor
@@ -98,7 +99,7 @@ def train_classifier(
     if is_cbm:
         with torch.no_grad():
             concept_logits = model.forward_with_concepts(images_to_tensor(holdout_x))[1].numpy()
-        holdout_concepts = concept_targets[-n_holdout:] > 0.5
+        holdout_concepts = concept_positive(concept_targets[-n_holdout:])
         report["holdout_concept_accuracy"] = float(np.mean((concept_logits > 0) == holdout_concepts))
     return model, report
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from neuroneval import io
-from neuroneval.metrics.binarize import concept_positive
+from neuroneval.concepts.threshold import concept_positive
 from neuroneval.models.training import fit
 from neuroneval.options import Options, check_range
 

@@ -13,9 +13,8 @@ seeded from params (``sanity.seed``, ``meta.seed``), so equal params give byte-i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,29 +22,15 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
-
-@dataclass(frozen=True)
-class _Units:
-    """A setting's data with its truth mask and the validation/test split of its known units (as in Table 4)."""
-
-    activations: np.ndarray
-    concepts: np.ndarray
-    concept_names: list[str]
-    truth: np.ndarray  # (K, C) bool
-    val_units: np.ndarray
-    test_units: np.ndarray
-
-    @property
-    def test_pairs(self) -> np.ndarray:
-        """(m, 2) correct (unit, concept) positions of the test units, the pairs the experimental test uses."""
-        rows, columns = np.nonzero(self.truth[self.test_units])
-        return np.column_stack([self.test_units[rows], columns]).astype(np.int64)
+if TYPE_CHECKING:
+    from neuroneval.sanity.units import SanityUnits
 
 
-def _load_units(job: StepIO) -> _Units:
+def _load_units(job: StepIO) -> SanityUnits:
     """Read the setting's tables and truth; split its known units as meta does (``val_fraction``,
     ``min_val_units``, ``seed``)."""
     from neuroneval.meta import MetaOptions, truth_mask, validation_split
+    from neuroneval.sanity.units import SanityUnits
     from neuroneval.settings import load_setting
 
     setting, meta = job.params.setting, job.params.meta
@@ -53,7 +38,7 @@ def _load_units(job: StepIO) -> _Units:
                         concept_prefixes=setting["concepts"].get("prefixes", []))
     truth = truth_mask(pd.read_csv(job.input.truth, dtype=str), data.unit_names, data.concept_names)
     val_units, test_units = validation_split(truth, MetaOptions.from_params(meta))
-    return _Units(data.activations, data.concepts, data.concept_names, truth, val_units, test_units)
+    return SanityUnits(data.activations, data.concepts, data.concept_names, truth, val_units, test_units)
 
 
 def alpha_grid(setting: Mapping[str, Any], meta: Mapping[str, Any]) -> list[float]:
@@ -64,7 +49,7 @@ def alpha_grid(setting: Mapping[str, Any], meta: Mapping[str, Any]) -> list[floa
     return [float(truth["alpha"])] if truth["method"] == "iou" else [float(a) for a in meta["alpha_grid"]]
 
 
-def _search_row(setting_name: str, metric: str, units: _Units, activations: np.ndarray,
+def _search_row(setting_name: str, metric: str, units: SanityUnits, activations: np.ndarray,
                 meta: Mapping[str, Any], grid: Sequence[float]) -> dict[str, Any]:
     """Meta-AUPRC of one metric with α/λ chosen on the validation units (000 Sec. 5), as a row of meta.csv."""
     from neuroneval.meta import evaluate_metric
@@ -77,14 +62,6 @@ def _search_row(setting_name: str, metric: str, units: _Units, activations: np.n
             "val_auprc": result.val_auprc, "test_auprc": result.test_auprc, "val_units": result.n_val_units,
             "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
             "inputs": activations.shape[0], "seed": meta["seed"]}
-
-
-def _metric_params(hyperparameters: pd.DataFrame, metric: str) -> dict[str, float]:
-    """The chosen ``alpha``/``lam`` of ``metric`` (those that are set) from a hyperparameter table."""
-    if metric not in hyperparameters.index:
-        raise ValueError(f"no chosen hyperparameters for {metric!r}; have {sorted(hyperparameters.index)}")
-    row = hyperparameters.loc[metric]
-    return {name: float(row[name]) for name in ("alpha", "lam") if pd.notna(row[name])}
 
 
 def _read_hyperparameters(path: str | Path) -> pd.DataFrame:
@@ -119,46 +96,15 @@ def sanity_hyperparameters(job: StepIO) -> None:
     io.write_csv(job.output[0], table)
 
 
-def _tie_modes(metric: str, sanity: Mapping[str, Any]) -> list[str]:
-    """``sanity.ties``, plus the other mode for the metrics of ``sanity.tie_metrics``."""
-    from neuroneval.metrics.validation import TIES
-
-    modes = [sanity["ties"]]
-    if metric in sanity["tie_metrics"]:
-        modes += [mode for mode in TIES if mode != sanity["ties"]]
-    return modes
-
-
 def sanity_experimental(job: StepIO) -> None:
-    """Missing and Extra Labels tests (000 Sec. 4.3, Eq. 9–12) of every metric on a setting's test units.
+    """Missing and Extra Labels tests (000 Sec. 4.3, Eq. 9–12) of every metric on a setting's test units:
+    :func:`neuroneval.sanity.experimental_table.experimental_table`."""
+    from neuroneval.sanity.experimental_table import experimental_table
 
-    Each metric uses its α/λ from ``sanity_hyperparameters``; Decrease Acc = mean over test units of
-    1[Δs < −ε] (Eq. 11). Tie metrics run in both tie modes.
-    """
-    from tqdm import tqdm
-
-    from neuroneval.meta import scoring_order
-    from neuroneval.metrics import FeatureCache
-    from neuroneval.sanity import experimental_test
-
-    units = _load_units(job)
-    sanity = job.params.sanity
-    hyperparameters = _read_hyperparameters(job.input.hyperparameters)
-    pairs = units.test_pairs
-    cache = FeatureCache(max_bytes=int(job.params.meta["feature_cache_gib"] * 2**30))  # shared by all metrics
-    frames = {}
-    metrics = list(job.params.metrics)
-    for metric in tqdm(scoring_order(metrics), desc=f"sanity {job.wildcards.setting}", unit="metric"):
-        params = _metric_params(hyperparameters, metric)
-        for ties in _tie_modes(metric, sanity):
-            table = experimental_test(metric, units.activations, units.concepts, pairs,
-                                      draws=sanity["experimental"]["draws"], epsilon=sanity["epsilon"],
-                                      seed=sanity["seed"], ties=ties, cache=cache, **params)
-            frames[metric, ties] = table.assign(setting=job.wildcards.setting, alpha=params.get("alpha", np.nan),
-                                                lam=params.get("lam", np.nan))
-    tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in _tie_modes(metric, sanity)],
-                     ignore_index=True)
-    io.write_csv(job.output[0], tidy[["setting", *[c for c in tidy.columns if c != "setting"]]])
+    table = experimental_table(_load_units(job), job.params.metrics, _read_hyperparameters(job.input.hyperparameters),
+                               job.params.sanity, setting=job.wildcards.setting,
+                               feature_cache_gib=job.params.meta["feature_cache_gib"])
+    io.write_csv(job.output[0], table)
 
 
 def sanity_theoretical(job: StepIO) -> None:
@@ -190,107 +136,18 @@ def fidelity_reference_check(job: StepIO) -> None:
     io.write_csv(job.output[0], pd.concat(runs, ignore_index=True).drop(columns="seconds"))
 
 
-def _strength_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
-                   ties: str) -> list[pd.DataFrame]:
-    """App. E.1: Decrease Acc at each r₋ (missing) and r₊ (extra)."""
-    from neuroneval.sanity import experimental_test
-
-    ablations, common = sanity["ablations"], {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"],
-                                              "seed": sanity["seed"], "ties": ties, **params}
-    frames = [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["missing"],
-                                keep=keep, **common) for keep in ablations["keep"]]
-    frames += [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["extra"],
-                                 multiplier=multiplier, **common) for multiplier in ablations["multiplier"]]
-    return [frame.assign(ablation="strength") for frame in frames]
-
-
-def _draw_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
-               ties: str) -> list[pd.DataFrame]:
-    """App. E.5 (Decrease Acc with the first d draws averaged, d in ``ablations.draws``) and App. E.4 (each ε,
-    at ``experimental.draws`` draws), both read off one run of the largest number of draws."""
-    from neuroneval.sanity import TESTS, decrease_accuracy, experimental_draw_deltas, summarize_deltas
-
-    ablations, base_draws = sanity["ablations"], sanity["experimental"]["draws"]
-    most = max([*ablations["draws"], base_draws])
-    frames = []
-    for test in TESTS:
-        deltas, tested, span, _ = experimental_draw_deltas(metric, units.activations, units.concepts,
-                                                           units.test_pairs, test=test, draws=most,
-                                                           seed=sanity["seed"], ties=ties, **params)
-        common = {"metric": metric, "test": test, "perturbation": "random", "ties": ties, "seed": sanity["seed"],
-                  "span": span, "n_pairs": len(tested)}
-        for draws in ablations["draws"]:
-            summary = summarize_deltas(deltas[:, :draws].mean(axis=1), sanity["epsilon"])
-            frames.append(pd.DataFrame([{**common, "ablation": "draws", "draws": draws,
-                                         "epsilon": sanity["epsilon"], **summary}]))
-        base = deltas[:, :base_draws].mean(axis=1)
-        for epsilon in ablations["epsilons"]:
-            frames.append(pd.DataFrame([{**common, "ablation": "epsilon", "draws": base_draws, "epsilon": epsilon,
-                                         "mean_delta": float(base.mean()),
-                                         "decrease_acc": decrease_accuracy(base, epsilon)}]))
-    return frames
-
-
-def _semantic_pairs(units: _Units, test: str, hierarchy: Mapping[str, Sequence[str]]) -> np.ndarray:
-    """Test pairs whose concept has a subclass (missing) or a superclass (extra) among the setting's concepts."""
-    from neuroneval.sanity.perturb import semantic_subclasses, semantic_superclass
-
-    names = units.concept_names
-    if test == "missing":
-        testable = semantic_subclasses(names, hierarchy)
-    else:
-        testable = semantic_superclass(names, hierarchy, units.concepts.sum(axis=0, dtype=np.float64))
-    pairs = units.test_pairs
-    return pairs[np.isin(pairs[:, 1], list(testable))]
-
-
-def _semantic_rows(units: _Units, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any], ties: str,
-                   hierarchy: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
-    """App. E.3: semantic sub/superclasses (largest child, smallest parent) vs random ones on the same units."""
-    from neuroneval.sanity import TESTS, experimental_test
-
-    common = {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"], "seed": sanity["seed"],
-              "ties": ties, **params}
-    frames = []
-    for test in TESTS:
-        pairs = _semantic_pairs(units, test, hierarchy)
-        if len(pairs) == 0:
-            continue
-        for perturbation in ("random", "semantic"):
-            frames.append(experimental_test(metric, units.activations, units.concepts, pairs, tests=[test],
-                                            perturbation=perturbation, names=units.concept_names,
-                                            hierarchy=hierarchy, subclass_rule=sanity["ablations"]["subclass_rule"],
-                                            **common))
-    return [frame.assign(ablation="semantic") for frame in frames]
-
-
 def sanity_ablation(job: StepIO) -> None:
-    """One ablation of 000 App. E (``{ablation}``: strength E.1, draws E.4 + E.5, semantic E.3) on one setting."""
-    from tqdm import tqdm
+    """One ablation of 000 App. E (``{ablation}``: strength E.1, draws E.4 + E.5, semantic E.3) on one setting:
+    :func:`neuroneval.sanity.ablations.ablation_table`."""
+    from neuroneval.sanity.ablations import ablation_table
 
-    units = _load_units(job)
-    sanity = job.params.sanity
-    hyperparameters = _read_hyperparameters(job.input.hyperparameters)
-    ablation, ties = job.wildcards.ablation, sanity["ties"]
     hierarchy = {}
-    if ablation == "semantic":
+    if job.wildcards.ablation == "semantic":
         hierarchy = io.read_concept_table(job.input.concepts)[1].get("hierarchy") or {}
-    frames = []
-    for metric in tqdm(job.params.metrics, desc=f"ablation {ablation}", unit="metric"):
-        params = _metric_params(hyperparameters, metric)
-        if ablation == "strength":
-            new = _strength_rows(units, metric, params, sanity, ties)
-        elif ablation == "draws":
-            new = _draw_rows(units, metric, params, sanity, ties)
-        elif ablation == "semantic":
-            new = _semantic_rows(units, metric, params, sanity, ties, hierarchy)
-        else:
-            raise ValueError(f"unknown ablation {ablation!r} (strength | draws | semantic)")
-        frames += [frame.assign(alpha=params.get("alpha", np.nan), lam=params.get("lam", np.nan)) for frame in new]
-    tidy = pd.concat(frames, ignore_index=True).assign(setting=job.params.setting_name)
-    columns = ["ablation", "setting", "metric", "test", "ties", "perturbation", "strength", "draws", "epsilon",
-               "seed", "span", "mean_delta", "decrease_acc", "n_pairs", "alpha", "lam"]
-    io.write_csv(job.output[0], tidy.reindex(columns=columns))
+    table = ablation_table(job.wildcards.ablation, _load_units(job), job.params.metrics,
+                           _read_hyperparameters(job.input.hyperparameters), job.params.sanity,
+                           setting=job.params.setting_name, hierarchy=hierarchy)
+    io.write_csv(job.output[0], table)
 
 
 def sanity_shift(job: StepIO) -> None:

@@ -130,6 +130,7 @@ def _dataset(job: StepIO) -> str:
 
 def setting_truth(job: StepIO) -> None:
     """Ground truth ``unit,concept`` of a setting, and a JSON summary of its size and concept balance."""
+    from neuroneval.concepts.threshold import concept_positive
     from neuroneval.settings import load_setting, setting_truth_pairs, truth_frame, truth_method
 
     setting = job.params.setting
@@ -141,7 +142,7 @@ def setting_truth(job: StepIO) -> None:
     known = setting_truth_pairs(setting, data)
     truth = truth_frame(known)
     io.write_csv(job.output.truth, truth)
-    positive_rates = (data.concepts >= 0.5).mean(axis=0)
+    positive_rates = concept_positive(data.concepts).mean(axis=0)
     summary = {
         "setting": job.wildcards.setting,
         "inputs": int(data.activations.shape[0]),

@@ -26,6 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from neuroneval import io
+from neuroneval.concepts.threshold import concept_positive
 from neuroneval.worlds import render
 from neuroneval.worlds.vision_concepts import (
     PARENT_GROUPINGS,
@@ -308,7 +309,7 @@ def concept_mask(world: VisionWorld, concept: str) -> np.ndarray:
     if concept not in world.labels.columns or concept == io.ID_COLUMN:
         raise ValueError(f"concept must be a label column of the world, got {concept!r}")
     kind, _, value = concept.partition(":")
-    positive = world.labels[concept].to_numpy() > 0.5
+    positive = concept_positive(world.labels[concept].to_numpy())
     if kind == "scene":
         return (world.masks == 0) & positive[:, None, None]
     if kind == "distractors":

@@ -1,0 +1,185 @@
+"""CoSy's evaluation of one generator's images: every explanation of every setting, all per-generator tables.
+
+For each CoSy setting (one activation table of one classifier) the units' activations on the setting's control
+images (its probing set) are compared with their activations on the synthetic images of each explanation
+(paper 002 Sec. 3: AUC Eq. 3, MAD Eq. 4), giving:
+
+* ``scores``      every (unit, explanation) pair: AUC, MAD, p-value (:func:`neuroneval.cosy.evaluation.score_table`);
+* ``natural``     the same against natural images of the explained concept (App. A.3);
+* ``seeds``       per-seed scores and the intraclass similarity of the images (Table 8);
+* ``generative``  the generative metrics of the ``generative:`` block (vision-world settings it names);
+* ``templates``   the prompt-template study (Fig. 2), once, on the first vision-world setting;
+* ``samples``     a few units' activations on control, true and random images (the distribution figure).
+
+World classifiers see the synthetic images resized to the world's size, external classifiers through their own
+preprocessing. The template study and Table 8's intraclass similarity embed images with the tiny CLIP and
+compare with the vision world's natural images, so they run for vision-world settings only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.concepts.threshold import concept_positive
+
+#: The per-generator tables :func:`evaluate_generator` returns (and the workflow merges across generators).
+GENERATOR_TABLES = ("scores", "natural", "templates", "seeds", "generative", "samples")
+
+
+def read_explanation_table(path: str | Path) -> pd.DataFrame:
+    """Read CoSy's explanations (``data/cosy/explanations.csv``: setting, unit, method, concept, explanation);
+    ``ValueError`` naming the file and the missing columns, or the row of an empty explanation."""
+    from neuroneval.cosy.evaluation import EXPLANATION_COLUMNS
+
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [column for column in EXPLANATION_COLUMNS if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {EXPLANATION_COLUMNS}")
+    empty = frame.index[frame["explanation"].str.strip() == ""]
+    if len(empty):
+        raise ValueError(f"{path}, row {int(empty[0]) + 2}: empty explanation")
+    return frame
+
+
+def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image_root: Path,
+                       settings: Mapping[str, Mapping[str, Any]], knobs: Mapping[str, Any], *, generator: str,
+                       extraction: Mapping[str, Any], world: Any = None, clip_file: str | Path | None = None,
+                       external: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
+    """The :data:`GENERATOR_TABLES` of one generator (see the module docstring).
+
+    ``settings``: each CoSy setting's files (``kind``, ``activations``, ``concepts``, ``checkpoint``, ``layer``,
+    ``model``), as the workflow lays them out; ``knobs``: the ``cosy:`` block; ``extraction``: the
+    ``activations:`` block (batch size, pooling); ``world``: the vision world of the world settings (their
+    control set) with ``clip_file`` the tiny CLIP that embeds images, or ``None`` when every setting is external.
+    """
+    from neuroneval.cosy.evaluation import generative_table, natural_table, score_table, seed_table, template_table
+    from neuroneval.cosy.synthesis import load_images, resize_images
+
+    external = dict(external or {})
+    template = knobs["template"]
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in GENERATOR_TABLES}
+    world_images = embeddings = None
+    if world is not None:
+        world_images = resize_images(load_images(image_root, manifest["path"].tolist()), world.images.shape[1])
+        embeddings = _clip_embeddings(clip_file, world_images)
+    templates_done = world is None
+
+    for name, paths in settings.items():
+        subset = explanations[explanations["setting"] == name]
+        if subset.empty:
+            continue
+        frame, _ = io.read_activation_table(paths["activations"])
+        labels, _ = io.read_concept_table(paths["concepts"])
+        io.check_matching_ids(frame, labels, first_source=paths["activations"], second_source=paths["concepts"])
+        if knobs["n_control"] is not None:
+            frame, labels = frame.iloc[: int(knobs["n_control"])], labels.iloc[: int(knobs["n_control"])]
+        unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
+        control = io.value_matrix(frame).astype(np.float64)
+        synthetic, synthetic_names = _synthetic_units(
+            paths, image_root, manifest["path"].tolist(), world_images=world_images,
+            hierarchy=world.hierarchy if world is not None else {}, external=external, extraction=extraction)
+        if list(synthetic_names) != unit_names:
+            raise ValueError(f"{paths['activations']}: units {unit_names[:3]}... differ from the model's "
+                             f"{list(synthetic_names)[:3]}...")
+        synthetic = synthetic.astype(np.float64)
+        true_concepts = subset[subset["method"] == "true"].set_index("unit")["concept"]
+        target = {unit: concept_positive(labels[true_concepts[unit]].to_numpy()) for unit in true_concepts.index}
+        shared = {"unit_names": unit_names, "control": control, "target_labels": target, "synthetic": synthetic,
+                  "manifest": manifest, "generator": generator}
+        tables["scores"].append(score_table(subset, template=template, **shared))
+        tables["natural"].append(natural_table(subset, template=template, **shared))
+        tables["seeds"].append(seed_table(subset, knobs=knobs, synthetic_embeddings=embeddings, **shared))
+        generative = knobs["generative"]
+        if name in generative["settings"]:
+            tables["generative"].append(generative_table(
+                subset, template=template, metrics=generative["metrics"],
+                params={"alpha": float(generative["alpha"]), "lam": float(generative["lam"])}, **shared))
+        if not templates_done and paths["kind"] == "world":
+            tables["templates"].append(template_table(
+                subset, knobs=knobs, manifest=manifest, synthetic_embeddings=embeddings,
+                natural_embeddings=_natural_embeddings(clip_file, world, subset, int(knobs["templates"]["n_natural"])),
+                generator=generator))
+            templates_done = True
+        tables["samples"].append(_samples(subset, knobs, unit_names, control, synthetic, manifest, generator))
+
+    return {table: pd.concat(parts, ignore_index=True) if (parts := [p for p in tables[table] if not p.empty])
+            else pd.DataFrame() for table in GENERATOR_TABLES}
+
+
+def template_summary(templates: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2's numbers per (generator, template, prompt pattern): mean and std of the cosine between synthetic
+    and natural images, mean intraclass cosine, number of concepts (empty in, empty out)."""
+    if templates.empty:
+        return templates
+    return (templates.groupby(["generator", "template", "prompt_pattern"], sort=False)
+            .agg(cosine_to_natural_mean=("cosine_to_natural", "mean"),
+                 cosine_to_natural_std=("cosine_to_natural", "std"),
+                 intraclass_cosine_mean=("intraclass_cosine", "mean"), n_concepts=("concept", "nunique"))
+            .reset_index())
+
+
+def _clip_embeddings(clip_file: str | Path | None, images: np.ndarray) -> np.ndarray:
+    from neuroneval.models.clip import embed_images, load_clip
+
+    model, _, _ = load_clip(clip_file)
+    return embed_images(model, images)
+
+
+def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Sequence[str], *,
+                     world_images: np.ndarray | None, hierarchy: Mapping[str, Sequence[str]],
+                     external: Mapping[str, Any], extraction: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+    """A setting's units on the synthetic images: world classifiers see them resized to the world's size,
+    external classifiers through their own preprocessing."""
+    from neuroneval.cosy.activations import classifier_units, external_units
+    from neuroneval.cosy.synthesis import load_images
+
+    if paths["kind"] == "world":
+        return classifier_units(paths["checkpoint"], world_images, layer=paths["layer"], hierarchy=hierarchy,
+                                batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
+    from neuroneval.external.config import model_spec
+
+    _, concept_metadata = io.read_concept_table(paths["concepts"])
+    return external_units(model_spec(external, paths["model"]), load_images(image_root, image_paths),
+                          layer=paths["layer"], concept_metadata=concept_metadata,
+                          batch_size=int(external.get("batch_size", 64)), pooling=extraction["pooling"],
+                          device=str(external.get("device", "auto")))
+
+
+def _natural_embeddings(clip_file: str | Path | None, world: Any, explanations: pd.DataFrame,
+                        n_natural: int) -> dict[str, np.ndarray]:
+    """Tiny-CLIP embeddings of the first ``n_natural`` world images of each explained concept."""
+    embeddings = {}
+    for concept in sorted(set(explanations["concept"])):
+        positive = np.flatnonzero(concept_positive(world.labels[concept].to_numpy()))[:n_natural]
+        if len(positive):
+            embeddings[concept] = _clip_embeddings(clip_file, world.images[positive])
+    return embeddings
+
+
+def _samples(subset: pd.DataFrame, knobs: Mapping[str, Any], unit_names: Sequence[str], control: np.ndarray,
+             synthetic: np.ndarray, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
+    """Activation values of a few units for the distribution figure: control sample, true and random images."""
+    from neuroneval.cosy.evaluation import image_rows
+    from neuroneval.cosy.generators import fill_template
+
+    column = {name: position for position, name in enumerate(unit_names)}
+    units = list(dict.fromkeys(subset["unit"]))[: int(knobs["distributions"]["n_units"])]
+    n_control = int(knobs["distributions"]["n_control"])
+    setting = subset["setting"].iloc[0]
+    frames = []
+    for unit in units:
+        k = column[unit]
+        frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit, "group": "control",
+                                    "concept": "", "activation": control[:n_control, k]}))
+        for record in subset[subset["unit"] == unit].itertuples(index=False):
+            rows = image_rows(manifest, fill_template(knobs["template"], record.explanation))
+            frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit,
+                                        "group": record.method, "concept": record.concept,
+                                        "activation": synthetic[rows, k]}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,56 @@
+"""The experimental sanity test of every metric on one setting (paper 000 Sec. 4.3, Eq. 9–12; Table 3's rows).
+
+For each metric, with the α/λ chosen for it on the setting's validation units, the Missing and Extra Labels
+tests perturb the concepts of the test units' correct pairs; Decrease Acc = mean over pairs of 1[Δs < −ε]
+(Eq. 11). Metrics of ``sanity.tie_metrics`` run in both tie modes, the others in ``sanity.ties``. Metrics are
+scored in :func:`neuroneval.meta.scoring_order` so that unit features (ranks, …) are computed once and shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from neuroneval.metrics.validation import TIES
+from neuroneval.sanity.experimental import experimental_test
+from neuroneval.sanity.units import SanityUnits, chosen_params
+
+
+def tie_modes(metric: str, sanity: Mapping[str, Any]) -> list[str]:
+    """``sanity.ties``, plus the other mode(s) for the metrics of ``sanity.tie_metrics``."""
+    modes = [sanity["ties"]]
+    if metric in sanity["tie_metrics"]:
+        modes += [mode for mode in TIES if mode != sanity["ties"]]
+    return modes
+
+
+def experimental_table(units: SanityUnits, metrics: Sequence[str], hyperparameters: pd.DataFrame,
+                       sanity: Mapping[str, Any], *, setting: str, feature_cache_gib: float) -> pd.DataFrame:
+    """Rows of :func:`~neuroneval.sanity.experimental.experimental_test` for every metric and tie mode, in
+    ``metrics`` order, with ``setting`` first and the metric's ``alpha``/``lam`` (NaN where unused) appended.
+
+    ``hyperparameters``: chosen α/λ indexed by metric; ``sanity``: the ``sanity:`` block (``ties``,
+    ``tie_metrics``, ``experimental.draws``, ``epsilon``, ``seed``); ``feature_cache_gib``: memory for unit
+    features shared by the metrics.
+    """
+    from neuroneval.meta import scoring_order
+    from neuroneval.metrics import FeatureCache
+
+    cache = FeatureCache(max_bytes=int(feature_cache_gib * 2**30))
+    pairs = units.test_pairs
+    frames = {}
+    for metric in tqdm(scoring_order(list(metrics)), desc=f"sanity {setting}", unit="metric"):
+        params = chosen_params(hyperparameters, metric)
+        for ties in tie_modes(metric, sanity):
+            table = experimental_test(metric, units.activations, units.concepts, pairs,
+                                      draws=sanity["experimental"]["draws"], epsilon=sanity["epsilon"],
+                                      seed=sanity["seed"], ties=ties, cache=cache, **params)
+            frames[metric, ties] = table.assign(setting=setting, alpha=params.get("alpha", np.nan),
+                                                lam=params.get("lam", np.nan))
+    tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in tie_modes(metric, sanity)],
+                     ignore_index=True)
+    return tidy[["setting", *[column for column in tidy.columns if column != "setting"]]]

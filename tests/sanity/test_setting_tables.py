@@ -1,0 +1,73 @@
+"""The per-setting tables of the sanity workflow (experimental test of every metric, App. E ablations), checked
+against the single-metric library calls they are built from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neuroneval.sanity import decrease_accuracy, experimental_draw_deltas, experimental_test
+from neuroneval.sanity.ablations import ABLATION_COLUMNS, ablation_table
+from neuroneval.sanity.experimental_table import experimental_table, tie_modes
+from neuroneval.sanity.units import SanityUnits, chosen_params
+
+SANITY = {"ties": "average", "tie_metrics": ["auc"], "seed": 3, "epsilon": 0.001, "experimental": {"draws": 2},
+          "ablations": {"keep": [0.33, 0.75], "multiplier": [1.5], "draws": [1, 3], "epsilons": [0.0, 0.01],
+                        "subclass_rule": "largest"}}
+
+
+@pytest.fixture(scope="module")
+def units() -> SanityUnits:
+    rng = np.random.default_rng(0)
+    concepts = (rng.random((400, 4)) < [0.2, 0.1, 0.3, 0.05]).astype(np.float32)
+    activations = (concepts[:, [0, 1, 2]] + rng.normal(scale=0.7, size=(400, 3))).astype(np.float32)
+    truth = np.zeros((3, 4), bool)
+    truth[[0, 1, 2], [0, 1, 2]] = True
+    return SanityUnits(activations, concepts, ["a", "b", "c", "d"], truth, np.array([0]), np.array([1, 2]))
+
+
+HYPERPARAMETERS = pd.DataFrame({"metric": ["iou", "auc", "correlation"], "alpha": [0.1, np.nan, np.nan],
+                                "lam": [np.nan, np.nan, np.nan]}).set_index("metric")
+
+
+def test_chosen_params_and_test_pairs(units: SanityUnits) -> None:
+    assert chosen_params(HYPERPARAMETERS, "iou") == {"alpha": 0.1}
+    assert chosen_params(HYPERPARAMETERS, "auc") == {}
+    with pytest.raises(ValueError, match="'wpmi'"):
+        chosen_params(HYPERPARAMETERS, "wpmi")
+    np.testing.assert_array_equal(units.test_pairs, [[1, 1], [2, 2]])
+
+
+def test_experimental_table_is_the_per_metric_test_in_every_tie_mode(units: SanityUnits) -> None:
+    table = experimental_table(units, ["iou", "auc"], HYPERPARAMETERS, SANITY, setting="s", feature_cache_gib=0)
+    assert tie_modes("auc", SANITY) == ["average", "reference"] and tie_modes("iou", SANITY) == ["average"]
+    assert list(zip(table["metric"], table["ties"], strict=True))[::2] == [("iou", "average"), ("auc", "average"),
+                                                                          ("auc", "reference")]
+    assert table.columns[0] == "setting" and set(table["setting"]) == {"s"}
+    direct = experimental_test("auc", units.activations, units.concepts, units.test_pairs, draws=2, epsilon=0.001,
+                               seed=3, ties="reference")
+    ours = table[(table["metric"] == "auc") & (table["ties"] == "reference")]
+    np.testing.assert_allclose(ours["decrease_acc"], direct["decrease_acc"])
+    assert (table.loc[table["metric"] == "iou", "alpha"] == 0.1).all()
+
+
+def test_draws_ablation_agrees_with_the_experimental_test(units: SanityUnits) -> None:
+    table = ablation_table("draws", units, ["correlation"], HYPERPARAMETERS, SANITY, setting="s")
+    assert list(table.columns) == ABLATION_COLUMNS
+    for test in ("missing", "extra"):
+        at_base = experimental_test("correlation", units.activations, units.concepts, units.test_pairs,
+                                    tests=[test], draws=2, epsilon=0.0, seed=3)
+        row = table[(table["ablation"] == "epsilon") & (table["test"] == test) & (table["epsilon"] == 0.0)]
+        assert float(row["decrease_acc"].iloc[0]) == pytest.approx(float(at_base["decrease_acc"].iloc[0]))
+        deltas, *_ = experimental_draw_deltas("correlation", units.activations, units.concepts, units.test_pairs,
+                                             test=test, draws=3, seed=3)
+        row = table[(table["ablation"] == "draws") & (table["test"] == test) & (table["draws"] == 3)]
+        assert float(row["decrease_acc"].iloc[0]) == pytest.approx(decrease_accuracy(deltas.mean(axis=1), 0.001))
+
+
+def test_strength_ablation_rows_and_unknown_ablation(units: SanityUnits) -> None:
+    table = ablation_table("strength", units, ["correlation"], HYPERPARAMETERS, SANITY, setting="s")
+    assert sorted(table["test"]) == ["extra", "missing", "missing"]
+    with pytest.raises(ValueError, match="unknown ablation 'size'"):
+        ablation_table("size", units, ["correlation"], HYPERPARAMETERS, SANITY, setting="s")
