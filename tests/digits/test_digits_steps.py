@@ -9,13 +9,9 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
-from neuroneval.pipeline.digits_steps import digits_world
-from neuroneval.pipeline.steps import (
-    setting_truth,
-    train_vision_classifier,
-    vision_classifier_activations,
-    vision_label_concepts,
-)
+from neuroneval.pipeline.models_steps import train_vision_classifier
+from neuroneval.pipeline.probing_tables_steps import setting_truth, vision_classifier_activations, vision_label_concepts
+from neuroneval.pipeline.worlds_steps import digits_world
 from neuroneval.worlds import load_vision_world
 from neuroneval.worlds.digits import DEFAULT_HIERARCHY
 from tests.external.conftest import run_step

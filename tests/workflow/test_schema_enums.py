@@ -69,13 +69,16 @@ def test_schema_enum_is_a_subset_of_the_library_choice(path: str) -> None:
     assert set(values) <= set(SUBSETS[path]), sorted(set(values) - set(SUBSETS[path]))
 
 
-def test_workflow_ablations_are_the_library_ablations() -> None:
-    """common.smk restates the ablations (importing neuroneval.sanity would slow every Snakefile parse by ~5 s)."""
+@pytest.mark.parametrize("name, library", [("SANITY_ABLATIONS", "ablations"), ("TIE_MODES", "ties")])
+def test_workflow_restatements_are_the_library_choices(name: str, library: str) -> None:
+    """common.smk restates the ablations and tie modes: importing the sanity package or the metric engine there
+    would slow every Snakefile parse and make every DVC stage depend on that code."""
     import ast
     import re
 
     from neuroneval.sanity.ablations import ABLATIONS
 
     common = (SCHEMA.parents[1] / "rules" / "common.smk").read_text()
-    listed = re.search(r"^SANITY_ABLATIONS = (\[.*\])", common, re.MULTILINE)
-    assert listed is not None and ast.literal_eval(listed.group(1)) == list(ABLATIONS)
+    listed = re.search(rf"^{name} = (\[.*\])", common, re.MULTILINE)
+    assert listed is not None and ast.literal_eval(listed.group(1)) == list({"ablations": ABLATIONS,
+                                                                           "ties": TIES}[library])

@@ -218,9 +218,7 @@ rule sanity_ties:
         experimental=expand(
             "results/sanity/experimental/{setting}.csv", setting=SANITY_SETTINGS
         ),
-        theoretical=expand(
-            "results/sanity/theoretical/{ties}.csv", ties=TIE_MODES
-        ),
+        theoretical=expand("results/sanity/theoretical/{ties}.csv", ties=TIE_MODES),
     output:
         table="results/ties.csv",
         figure="results/ties.png",

@@ -1,6 +1,6 @@
-"""Snakemake entry point: see neuroneval.pipeline.steps.ceiling."""
+"""Snakemake entry point: see neuroneval.pipeline.meta_steps.ceiling."""
 
 from neuroneval.pipeline import run_step
-from neuroneval.pipeline.steps import ceiling
+from neuroneval.pipeline.meta_steps import ceiling
 
 run_step(ceiling, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -122,20 +122,6 @@ def sanity_theoretical(job: StepIO) -> None:
     io.write_csv(job.output[0], table.drop(columns="seconds"))  # wall time would break byte-identical reruns
 
 
-def fidelity_reference_check(job: StepIO) -> None:
-    """Reference-mode theoretical test at the published size, once per seed (``sanity.reference_check``): the
-    fidelity report sets it beside the authors' notebook outputs (Tables C.1–C.4). All 18 metrics; rows of
-    :func:`~neuroneval.sanity.theoretical_test` stacked over seeds (``seed`` column)."""
-    from neuroneval.sanity import theoretical_test
-
-    theoretical, check = job.params.theoretical, job.params.check
-    runs = [theoretical_test(None, gammas=theoretical["gammas"], n=int(check["n"]), draws=int(check["draws"]),
-                             ties="reference", epsilon=job.params.epsilon, seed=int(seed), lam=theoretical["lam"],
-                             device=theoretical.get("device"), workers=job.threads)
-            for seed in check["seeds"]]
-    io.write_csv(job.output[0], pd.concat(runs, ignore_index=True).drop(columns="seconds"))
-
-
 def sanity_ablation(job: StepIO) -> None:
     """One ablation of 000 App. E (``{ablation}``: strength E.1, draws E.4 + E.5, semantic E.3) on one setting:
     :func:`neuroneval.sanity.ablations.ablation_table`."""

@@ -1,0 +1,40 @@
+"""Workflow steps of the fidelity report (``fidelity.smk``): our values beside the papers' (:mod:`neuroneval.fidelity`),
+and the reference-mode theoretical test it compares with the authors' notebook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+
+def fidelity(job: StepIO) -> None:
+    """The fidelity report: every testable claim of papers 000–002 beside our value (``neuroneval.fidelity``)."""
+    from neuroneval.crowd.rarity import PAPER_RARITY
+    from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
+
+    paths = {name: Path(job.input[name]) for name in FidelityInputs.__dataclass_fields__
+             if name not in ("paper_settings", "paper_rarity")}
+    table = fidelity_table(FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings),
+                                          paper_rarity=PAPER_RARITY))
+    print(table["verdict"].value_counts().to_string())
+    io.write_csv(job.output.table, table)
+    io.write_text(job.output.markdown, render_markdown(table))
+
+
+def fidelity_reference_check(job: StepIO) -> None:
+    """Reference-mode theoretical test at the published size, once per seed (``sanity.reference_check``): the
+    fidelity report sets it beside the authors' notebook outputs (Tables C.1–C.4). All 18 metrics; rows of
+    :func:`~neuroneval.sanity.theoretical_test` stacked over seeds (``seed`` column)."""
+    from neuroneval.sanity import theoretical_test
+
+    theoretical, check = job.params.theoretical, job.params.check
+    runs = [theoretical_test(None, gammas=theoretical["gammas"], n=int(check["n"]), draws=int(check["draws"]),
+                             ties="reference", epsilon=job.params.epsilon, seed=int(seed), lam=theoretical["lam"],
+                             device=theoretical.get("device"), workers=job.threads)
+            for seed in check["seeds"]]
+    io.write_csv(job.output[0], pd.concat(runs, ignore_index=True).drop(columns="seconds"))

@@ -1,0 +1,75 @@
+"""Workflow steps of the meta-evaluation (``meta.smk``): Table 4 and the identifiability ceiling (000 Sec. 5).
+
+One function per Snakemake rule (same name); the science lives in :mod:`neuroneval.meta`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+
+def meta_setting(job: StepIO) -> None:
+    """Meta-AUPRC of every metric on one setting: α/λ chosen on validation units, reported on test units."""
+    from neuroneval.meta import MetaOptions, evaluate_setting
+    from neuroneval.settings import load_setting
+
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
+                        concept_prefixes=job.params.setting["concepts"].get("prefixes", []))
+    truth = pd.read_csv(job.input.truth, dtype=str)
+    rows = evaluate_setting(data, truth, MetaOptions.from_params(job.params.meta), setting=job.wildcards.setting)
+    io.write_csv(job.output[0], rows)
+
+
+def ceiling_setting(job: StepIO) -> None:
+    """Meta-AUPRC of the world's ideal units of one setting (``results/ceiling/<setting>.csv``).
+
+    With ``input.ideal`` (generative-probability tables, e.g. the text world's next-token units) those are the
+    units; otherwise each known unit becomes the ground-truth label of its concept (``input.labels``).
+    """
+    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, ideal_units_from_labels
+    from neuroneval.settings import load_setting
+
+    prefixes = job.params.setting["concepts"].get("prefixes", [])
+    truth = pd.read_csv(job.input.truth, dtype=str)
+    ideal_files = [Path(path) for path in job.input.ideal]
+    if ideal_files:
+        data = load_setting(ideal_files, Path(job.input.concepts), concept_prefixes=prefixes)
+        source = "generative_probability"
+    else:
+        activation_files = [Path(path) for path in job.input.activations]
+        data = load_setting(activation_files, Path(job.input.concepts), concept_prefixes=prefixes)
+        labels = load_setting(activation_files, Path(job.input.labels), concept_prefixes=[])
+        data = ideal_units_from_labels(data, truth, labels.concepts, labels.concept_names)
+        source = "labels"
+    rows = evaluate_setting(data, truth, MetaOptions.from_params(job.params.meta), setting=job.wildcards.setting)
+    io.write_csv(job.output[0], ceiling_frame(rows, ideal_source=source))
+
+
+def ceiling(job: StepIO) -> None:
+    """``results/ceiling.csv`` (every setting's ceiling rows, in the order of ``input.settings``) and
+    ``results/ceiling.png``: floor, best model metric and ceiling per setting, read with ``results/meta.csv``."""
+    from neuroneval.pipeline.plots import plot_ceiling
+
+    frame = pd.concat([pd.read_csv(path) for path in job.input.settings], ignore_index=True)
+    io.write_csv(job.output.table, frame)
+    plot_ceiling(frame, pd.read_csv(job.input.meta), list(dict.fromkeys(frame["setting"])), job.output.figure)
+
+
+def table4(job: StepIO) -> None:
+    """Assemble Table 4 (meta-AUPRC per metric and setting, mean AUPRC, mean rank), its tidy source and plot."""
+    from neuroneval.meta import build_table4
+    from neuroneval.pipeline.plots import plot_table4
+
+    tidy = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
+    table = build_table4(tidy, metric_order=list(job.params.metrics), setting_order=list(job.params.settings))
+    io.write_csv(job.output.tidy, tidy)
+    io.write_csv(job.output.table, table, float_format="%.4f")
+    summary = {row.metric: {"mean_auprc": round(float(row.mean_auprc), 6), "mean_rank": round(float(row.mean_rank), 6)}
+               for row in table.itertuples()}
+    io.write_json(job.output.summary, summary)
+    plot_table4(table, list(job.params.settings), job.output.figure)

@@ -1,0 +1,25 @@
+# Reports on the build itself (results/worlds_report.csv): each setting's world, models and concept sources
+# beside their baselines (chance, unigram, pseudo-label AUC). Built by the DVC results stage.
+
+
+rule worlds_report:
+    input:
+        cards=expand(
+            "data/models/{model}.json",
+            model=REPORTED_MODELS,
+        ),
+        language_models=expand("data/models/{lm}", lm=LANGUAGE_MODELS),
+        summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),
+        pseudo=PSEUDO_SUMMARIES,
+    output:
+        "results/worlds_report.csv",
+    log:
+        "logs/worlds_report.log",
+    conda:
+        "../../environment.yml"
+    params:
+        code=code_version("worlds_report.py"),
+        settings=SETTING_KNOBS,
+        descriptions=SETTING_DESCRIPTIONS,
+    script:
+        "../scripts/worlds_report.py"
