@@ -12,6 +12,7 @@ from neuroneval.figures.style import (
     GREY,
     HALF_WIDTH,
     label_lines,
+    plain_log_ticks,
     reference_line,
     savefig,
     series_style,
@@ -63,8 +64,9 @@ def plot_sampling_curves(sampling_df: pd.DataFrame, path: str | Path) -> Path:
                           color=look["color"], linewidth=0)
     axes.set(xscale="log", yscale="log", xlabel="labelled inputs per unit", ylabel="relative correlation error (RCE)")
     axes.grid(True, which="major")
-    axes.set_title("Sampling: RCE falls faster with importance sampling (noise-free labels; band ±1 s.e.)",
+    axes.set_title("Sampling: RCE against labelled inputs per unit (noise-free labels; band ±1 s.e.)",
                    loc="left", fontsize=10)
+    plain_log_ticks(axes)
     label_lines(axes, _ends(axes, sampling_df, "n_inputs", "rce", "method"))
     return savefig(figure, path)
 
@@ -92,6 +94,7 @@ def plot_aggregation_curves(aggregation_df: pd.DataFrame, path: str | Path) -> P
                       color=look["color"], fontweight="bold")
     axes.set(xscale="log", yscale="log", ylabel="relative correlation error (RCE)")
     axes.grid(True, which="major")
+    plain_log_ticks(axes)
     axes.set_title("Aggregation: RCE against labelling cost, best raters per input at each cost (band ±1 s.e.)",
                    loc="left", fontsize=10)
     label_lines(axes, _ends(axes, best, "cost", "rce", "method"))
@@ -145,6 +148,7 @@ def plot_rarity_factors(factors_df: pd.DataFrame, path: str | Path, *, paper_rar
              ylabel="cost-reduction factor (×)")
     axes.invert_xaxis()
     axes.grid(True, which="major")
+    plain_log_ticks(axes, "y")
     axes.set_title("Crowd-study gains against concept rarity (95 % bootstrap bands)", loc="left", fontsize=10)
     label_lines(axes, entries, fontsize=8.5)
     return savefig(figure, path)

@@ -130,12 +130,12 @@ def plot_ties(comparison: pd.DataFrame, *, metrics: Sequence[str], path: str | P
                         axes.text(min(value, 1.0) + 0.01, y, f"{value:.2f}", va="center", fontsize=7.5,
                                   color="#333333")
             axes.set_yticks(positions, list(metrics))
-            axes.invert_yaxis() if row == 0 and column == 0 else None
             axes.grid(axis="y", visible=False)
             axes.set_title(f"{source}, {test} labels", loc="left", fontsize=10)
             if row == 1:
                 axes.set_xlabel("Decrease Acc (share of units where Δs < −ε)")
+    grid[0, 0].invert_yaxis()  # shared: every panel lists the metrics top to bottom
     handles, labels = grid[0, 0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside upper right", ncol=len(modes), fontsize=9)
+    figure.legend(handles, labels, loc="outside lower center", ncol=len(modes), fontsize=9)
     figure.suptitle("Tie handling: Decrease Acc with average ranks vs the authors' tie-breaking", x=0.01, ha="left")
     return savefig(figure, path)

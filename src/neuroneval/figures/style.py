@@ -335,6 +335,18 @@ def label_lines(axes: plt.Axes, entries: Sequence[tuple[float, float, str, Any]]
                                   "shrinkA": 1, "shrinkB": 3})
 
 
+def plain_log_ticks(axes: plt.Axes, which: str = "both") -> None:
+    """Log axes labelled ``0.02, 0.05, 0.1`` instead of ``2×10⁻²`` (major ticks; minor ones at 2 and 5)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in ((axes.xaxis, axes.yaxis) if which == "both" else (axes.xaxis,) if which == "x" else (axes.yaxis,)):
+        if axis.get_scale() != "log":
+            continue
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def coincident_groups(series: dict[str, np.ndarray], *, rtol: float = 0.01, atol: float = 1e-4) -> list[list[str]]:
     """Names whose series lie on top of each other (every point within ``atol + rtol·|value|``), in order."""
     groups: list[list[str]] = []

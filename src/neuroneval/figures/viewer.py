@@ -359,7 +359,7 @@ def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path = Path("dat
 def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_files: Sequence[Path],
                  concept_file: Path, truth_file: Path, metrics: Sequence[str], top_k: int,
                  max_units: int | None, explanation_files: Sequence[Path] = (), data_root: Path = Path("data"),
-                 scale: int = 2, context: int = 12, description: str = "") -> str:
+                 scale: int = 2, context: int = 12, description: str = "", notes: Sequence[str] = ()) -> str:
     """Read one setting's tables and world and return its viewer page."""
     from neuroneval.settings import load_setting, read_activation_table
 
@@ -374,7 +374,7 @@ def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_
     cards = assemble_cards(data.activations, data.unit_names, data.concepts, data.concept_names, truth,
                            render=render, metrics=metrics, top_k=top_k, max_units=max_units,
                            explanations=explanations)
-    notes = ["scores: the unit against its known concept, metric defaults (neuroneval.metrics)"]
+    notes = [*notes, "scores: the unit against its known concept, metric defaults (neuroneval.metrics)"]
     return render_page(setting, cards, metrics=metrics, description=description, notes=notes)
 
 

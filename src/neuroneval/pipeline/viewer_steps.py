@@ -17,6 +17,7 @@ def viewer_setting(job: StepIO) -> None:
     knobs = job.params.viewer
     chosen = knobs.get("metrics", "sanity")
     metrics = passing_metrics(pd.read_csv(job.input.table3)) if chosen == "sanity" else list(chosen)
+    notes = ["no metric passes both sanity tests in results/table3.csv"] if chosen == "sanity" and not metrics else []
     explanation_files = [Path(path) for path in getattr(job.input, "explanations", [])]
     max_units = knobs.get("max_units")
     page = build_viewer(
@@ -33,6 +34,7 @@ def viewer_setting(job: StepIO) -> None:
         scale=int(knobs.get("thumbnail_scale", 2)),
         context=int(knobs.get("context_tokens", 12)),
         description=job.params.description,
+        notes=notes,
     )
     write_viewer(job.output[0], page)
     print(f"{job.wildcards.setting}: viewer with metrics {metrics}, {len(explanation_files)} explanation tables")
