@@ -119,7 +119,7 @@ def plot_method_comparison(table: pd.DataFrame, path: str | Path) -> Path:
         axis.invert_yaxis()
         axis.grid(axis="y", visible=False)
         axis.tick_params(axis="x", labelsize=8)
-        axis.set_title(f"{model}: {measure}", loc="left", fontsize=9.5)
+        axis.set_title(f"{measure}\n{model}", loc="left", fontsize=9.5)
     for axis in axes.ravel()[len(models) * len(measures):]:
         axis.set_visible(False)
     figure.suptitle("Paper 004 Fig. 4: concept families on representative measures (mean over concepts, 95 % CI)",
