@@ -77,7 +77,7 @@ def plot_delta_vs_gamma(theoretical: pd.DataFrame, *, metrics: Sequence[str], te
             if last.size:
                 entries.append((gammas[last[-1]], data[last[-1]], " = ".join(group), look.color))
         ticks = [tick for tick in (-1.0, -0.5, -0.1, -0.01, -epsilon, 0.0) if bottom <= tick <= top]
-        axes.set_yticks(ticks, [f"{tick:g}" if tick != -epsilon else "−ε" for tick in ticks])
+        axes.set_yticks(ticks, [f"{tick:g}".replace("-", "−") if tick != -epsilon else "−ε" for tick in ticks])
         axes.set_yticks([], minor=True)
         axes.set_title(title, loc="left", fontsize=11)
         axes.set_ylabel(f"mean Δs ({test} labels)")

@@ -48,7 +48,7 @@ GREY, LIGHT_GREY = "#6E6E6E", "#BDBDBD"
 PASS_COLOUR, FAIL_COLOUR = "#009E73", "#D55E00"
 #: Sequential and diverging colour maps (perceptually uniform, colour-blind safe).
 SEQUENTIAL, DIVERGING = "viridis", "RdBu_r"
-MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*")
+MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "h")
 
 #: Metric families: registry ``kind`` → (label, dash pattern, marker offset).
 FAMILIES: dict[str, tuple[str, Any, int]] = {
