@@ -108,6 +108,8 @@ def plot_aggregation_curves(aggregation_df: pd.DataFrame, path: str | Path) -> P
     grid.set_xlabel("cost (inputs × raters per input, log scale)")
     costs = np.sort(best["cost"].unique())
     grid.set_xlim(costs.min() / 1.4, costs.max() * 1.4)
+    grid.set_xticks(costs, [f"{cost:g}" for cost in costs])  # the costs themselves: each column of numbers
+    grid.set_xticks([], minor=True)
     for spine in ("left", "bottom"):
         grid.spines[spine].set_visible(False)
     return savefig(figure, path)
