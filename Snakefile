@@ -23,6 +23,7 @@ include: "workflow/rules/external.smk"
 include: "workflow/rules/fidelity.smk"
 include: "workflow/rules/explain.smk"
 include: "workflow/rules/concepteval.smk"
+include: "workflow/rules/viewer.smk"
 
 
 rule all:

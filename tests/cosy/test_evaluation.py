@@ -138,7 +138,7 @@ def test_mean_pairwise_cosine() -> None:
 
 def test_figures_draw_data_and_placeholders(tmp_path) -> None:
     from neuroneval.cosy.evaluation import natural_table
-    from neuroneval.cosy.plots import plot_distributions, plot_natural, plot_templates
+    from neuroneval.figures.cosy import plot_distributions, plot_natural, plot_templates
 
     table, shared = _fake_run()
     natural = natural_table(table, template="closeup", **shared)

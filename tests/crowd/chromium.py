@@ -115,11 +115,12 @@ class WebSocket:
 class Browser:
     """A headless Chromium process and a CDP session on one page (use as a context manager)."""
 
-    def __init__(self, binary: str, timeout: float = 60.0) -> None:
+    def __init__(self, binary: str, timeout: float = 60.0, extra_flags: tuple[str, ...] = ()) -> None:
         self.timeout = timeout
+        self.events: list[dict[str, Any]] = []  # CDP events received while waiting for replies
         self.profile = tempfile.mkdtemp(prefix="crowd-chromium-")
         self.process = subprocess.Popen(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            [binary, *CHROMIUM_FLAGS, *extra_flags, f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -144,6 +145,8 @@ class Browser:
         self.socket.send(json.dumps(message))
         while True:
             reply = json.loads(self.socket.receive())
+            if "method" in reply and "id" not in reply:
+                self.events.append(reply)
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise RuntimeError(f"CDP {method} failed: {reply['error']}")

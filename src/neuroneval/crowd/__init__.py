@@ -7,7 +7,7 @@
 - :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13): sampling and aggregation curves, per-unit
   errors, cost-reduction factors.
 - :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
-- :mod:`~neuroneval.crowd.plots`: figures of the two curves.
+- :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
 
 from neuroneval.crowd.aggregation import (
@@ -45,7 +45,6 @@ from neuroneval.crowd.ingest import (
     rating_counts,
     read_ratings,
 )
-from neuroneval.crowd.plots import plot_aggregation_curves, plot_sampling_curves
 from neuroneval.crowd.raters import relative_correlation_error, relative_errors, simulate_ratings
 from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution, standardize
 from neuroneval.crowd.study import (
@@ -60,6 +59,7 @@ from neuroneval.crowd.study import (
     select_explanations,
     simulated_study_tables,
 )
+from neuroneval.figures.crowd import plot_aggregation_curves, plot_sampling_curves
 
 __all__ = [
     "AGGREGATION_METHODS",

@@ -591,7 +591,7 @@ def concepteval_tables(job: StepIO) -> None:
     """Every table and figure of ``results/concepteval/`` from the runs of every LM (docs/concepteval.md)."""
     from neuroneval.concepteval import BootstrapOptions, MeasurementOptions, RaterOptions, inter_rater
     from neuroneval.concepteval.measurement import mtmm_matrix
-    from neuroneval.pipeline.concepteval_plots import plot_method_comparison, plot_mtmm, plot_reliability
+    from neuroneval.figures.concepteval import plot_method_comparison, plot_mtmm, plot_reliability
 
     measurement = MeasurementOptions.from_params(job.params.measurement)
     bootstrap: BootstrapOptions = measurement.bootstrap

@@ -184,8 +184,8 @@ def _read_tables(paths: Sequence[str]) -> pd.DataFrame:
 def cosy_tables(job: StepIO) -> None:
     """Merge the generators' tables into results/cosy: scores, Tables 2/6 and 8, templates, natural, generative."""
     from neuroneval.cosy.evaluation import generative_summary, table2
-    from neuroneval.cosy.plots import plot_distributions, plot_natural, plot_templates
     from neuroneval.cosy.study import GENERATOR_TABLES, template_summary
+    from neuroneval.figures.cosy import plot_distributions, plot_natural, plot_templates
 
     knobs = job.params.cosy
     merged = {table: _read_tables(getattr(job.input, table)) for table in GENERATOR_TABLES}

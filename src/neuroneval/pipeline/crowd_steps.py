@@ -217,8 +217,8 @@ def crowd_summary(job: StepIO) -> None:
 
 def crowd_rarity(job: StepIO) -> None:
     """Cost-reduction factors against concept rarity on planted units (:mod:`neuroneval.crowd.rarity`)."""
-    from neuroneval.crowd.plots import plot_rarity_factors
     from neuroneval.crowd.rarity import PAPER_RARITY, RarityStudyOptions, rarity_factors
+    from neuroneval.figures.crowd import plot_rarity_factors
 
     factors = rarity_factors(RarityStudyOptions.from_params(dict(job.params.rarity)), progress=True)
     print(factors[["rarity", "experiment", "baseline", "method", "factor", "ci_low", "ci_high"]].to_string(index=False))

@@ -378,7 +378,7 @@ def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str]
 
 def explain_results(job: StepIO) -> None:
     """Tables 1 and 2, the Table 1 figure and the scorers' ranking agreement from every setting's scores."""
-    from neuroneval.pipeline.plots import plot_explain_table
+    from neuroneval.figures.results import plot_explain_table
 
     scores = pd.concat([pd.read_csv(path, dtype={"unit": str}) for path in job.input.scores], ignore_index=True)
     for table_id, path in ((1, job.output.table1), (2, job.output.table2)):

@@ -53,7 +53,7 @@ def ceiling_setting(job: StepIO) -> None:
 def ceiling(job: StepIO) -> None:
     """``results/ceiling.csv`` (every setting's ceiling rows, in the order of ``input.settings``) and
     ``results/ceiling.png``: floor, best model metric and ceiling per setting, read with ``results/meta.csv``."""
-    from neuroneval.pipeline.plots import plot_ceiling
+    from neuroneval.figures.results import plot_ceiling
 
     frame = pd.concat([pd.read_csv(path) for path in job.input.settings], ignore_index=True)
     io.write_csv(job.output.table, frame)
@@ -62,8 +62,8 @@ def ceiling(job: StepIO) -> None:
 
 def table4(job: StepIO) -> None:
     """Assemble Table 4 (meta-AUPRC per metric and setting, mean AUPRC, mean rank), its tidy source and plot."""
+    from neuroneval.figures.results import plot_table4
     from neuroneval.meta import build_table4
-    from neuroneval.pipeline.plots import plot_table4
 
     tidy = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
     table = build_table4(tidy, metric_order=list(job.params.metrics), setting_order=list(job.params.settings))

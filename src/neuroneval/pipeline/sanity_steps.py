@@ -187,7 +187,7 @@ def sanity_table3(job: StepIO) -> None:
 def sanity_theoretical_tables(job: StepIO) -> None:
     """Tables C.1–C.4 (Decrease Acc and mean Δs per γ, ``lim γ→0`` from App. D), D.2 (closed forms), E.6/E.7
     (combinations) and Figure 3 (Δs against γ, extra labels)."""
-    from neuroneval.pipeline.sanity_plots import plot_delta_vs_gamma
+    from neuroneval.figures.sanity import plot_delta_vs_gamma
     from neuroneval.sanity.tables import analytical_table, gamma_table, limit_column
 
     sanity = job.params.sanity
@@ -249,7 +249,7 @@ def sanity_ablation_tables(job: StepIO) -> None:
 def sanity_ties(job: StepIO) -> None:
     """``results/ties.csv`` and its figure: the tie metrics' Decrease Acc and Δs in average vs reference mode,
     experimental (per setting and mean) and theoretical (per γ and mean)."""
-    from neuroneval.pipeline.sanity_plots import plot_ties
+    from neuroneval.figures.sanity import plot_ties
     from neuroneval.sanity.tables import ties_comparison
 
     metrics = list(job.params.sanity["tie_metrics"])

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from neuroneval import io
 from neuroneval.worlds.vision import VisionWorld
 
 
@@ -57,8 +56,6 @@ def contact_sheet(
         title = world.class_names[world.class_index[position]].removeprefix("class:").replace("_", "\n", 1)
         axis.set_title(title, fontsize=6)
     figure.tight_layout()
-    target = Path(path)
-    with io.atomic_path(target) as tmp_path:
-        figure.savefig(tmp_path, format="png", dpi=110)
-    plt.close(figure)
-    return target
+    from neuroneval.figures.style import savefig
+
+    return savefig(figure, path, dpi=110)

@@ -1,0 +1,40 @@
+"""Workflow step of the neuron viewer (``workflow/rules/viewer.smk``; library code in
+:mod:`neuroneval.figures.viewer`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from neuroneval.pipeline.runner import StepIO
+
+
+def viewer_setting(job: StepIO) -> None:
+    """``results/viewer/<setting>/index.html``: one card per unit with a known concept (params ``viewer``)."""
+    from neuroneval.figures.viewer import build_viewer, passing_metrics, write_viewer
+
+    knobs = job.params.viewer
+    chosen = knobs.get("metrics", "sanity")
+    metrics = passing_metrics(pd.read_csv(job.input.table3)) if chosen == "sanity" else list(chosen)
+    notes = ["no metric passes both sanity tests in results/table3.csv"] if chosen == "sanity" and not metrics else []
+    explanation_files = [Path(path) for path in getattr(job.input, "explanations", [])]
+    max_units = knobs.get("max_units")
+    page = build_viewer(
+        job.wildcards.setting,
+        job.params.setting,
+        activation_files=[Path(path) for path in job.input.activations],
+        concept_file=Path(job.input.concepts),
+        truth_file=Path(job.input.truth),
+        metrics=metrics,
+        top_k=int(knobs.get("top_inputs", 8)),
+        max_units=None if max_units is None else int(max_units),
+        explanation_files=explanation_files,
+        data_root=Path(job.input.world).parents[2],
+        scale=int(knobs.get("thumbnail_scale", 2)),
+        context=int(knobs.get("context_tokens", 12)),
+        description=job.params.description,
+        notes=notes,
+    )
+    write_viewer(job.output[0], page)
+    print(f"{job.wildcards.setting}: viewer with metrics {metrics}, {len(explanation_files)} explanation tables")
