@@ -62,3 +62,25 @@ def test_savefig_is_byte_reproducible_and_atomic(tmp_path: Path, suffix: str) ->
     assert sorted(path.name for path in tmp_path.iterdir()) == [f"one{suffix}", f"two{suffix}"]  # no temp left
     if suffix == ".png":
         assert b"Software" not in first and b"tIME" not in first
+
+
+@pytest.mark.parametrize("x", [9.95, 10.0, 10.6])
+def test_label_beside_its_point_draws_without_a_leader(tmp_path: Path, x: float) -> None:
+    """A line ending at (or past) the right edge, level with its label: matplotlib cannot draw a leader shorter
+    than its end shrinkage (StopIteration at save time), so none is drawn (seen with the tiny rarity study)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from neuroneval.figures.style import label_lines
+
+    figure, axes = plt.subplots(figsize=(6, 3))
+    axes.plot([1.0, 10.0], [1.0, 2.0])
+    axes.set(xlim=(1.0, 10.0), ylim=(0.0, 4.0))
+    label_lines(axes, [(x, 2.0, "a label\nover two lines", "C0"), (1.0, 1.0, "far from its point", "C1")])
+    target = tmp_path / "labels.png"
+    figure.savefig(target)
+    plt.close(figure)
+    leaders = [text for text in axes.texts if getattr(text, "arrow_patch", None) is not None]
+    assert target.stat().st_size > 0 and [text.get_text() for text in leaders] == ["far from its point"]

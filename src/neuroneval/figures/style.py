@@ -327,12 +327,18 @@ def label_lines(axes: plt.Axes, entries: Sequence[tuple[float, float, str, Any]]
     gap = 1.3 * fontsize * float(lines.max()) / max(height_pt, 1.0)
     placed = spread(fractions, gap, 0.0, 1.0)
     x_text = 1.02 if side == "right" else -0.02
+    width_pt = axes.get_window_extent().width * 72.0 / figure.dpi
     for (x, y, text, colour), y_text in zip(entries, placed, strict=True):
+        # a leader only where the label sits away from its point: a leader shorter than its end shrinkage (or one
+        # that ends inside the label's box) leaves matplotlib nothing to draw and fails at save time
+        point = to_axes.transform((x, y))
+        distance_pt = float(np.hypot((x_text - point[0]) * width_pt, (y_text - point[1]) * height_pt))
+        outside = point[0] < x_text if side == "right" else point[0] > x_text
+        leader = {"arrowstyle": "-", "color": colour, "linewidth": 0.6, "alpha": 0.6, "shrinkA": 1,
+                  "shrinkB": 3} if outside and distance_pt > 2 * fontsize else None
         axes.annotate(text, xy=(x, y), xycoords="data", xytext=(x_text, y_text), textcoords="axes fraction",
                       ha="left" if side == "right" else "right", va="center", fontsize=fontsize, color=colour,
-                      annotation_clip=False,
-                      arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.6, "alpha": 0.6,
-                                  "shrinkA": 1, "shrinkB": 3})
+                      annotation_clip=False, arrowprops=leader)
 
 
 def plain_log_ticks(axes: plt.Axes, which: str = "both") -> None:
