@@ -4,8 +4,11 @@
 - :mod:`~neuroneval.crowd.estimator`: importance-sampling correlation estimate (Eq. 5–6), full-data ρ (Eq. 1).
 - :mod:`~neuroneval.crowd.aggregation`: average, majority vote, Bayes posterior (Eq. 7–8).
 - :mod:`~neuroneval.crowd.raters`: simulated raters and the Relative Correlation Error (Eq. 13).
-- :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13): sampling and aggregation curves, per-unit
-  errors, cost-reduction factors.
+- Simulated study (Setting 1, Eq. 9–13): :mod:`~neuroneval.crowd.study_units` (units and their explanations,
+  Eq. 9–10), :mod:`~neuroneval.crowd.study_options` (its typed options), :mod:`~neuroneval.crowd.simulation`
+  (per-unit relative errors of simulated studies), :mod:`~neuroneval.crowd.curves` (the curve and per-unit
+  tables), :mod:`~neuroneval.crowd.cost_reduction` (cost-reduction factors at equal RCE),
+  :mod:`~neuroneval.crowd.study_files` (its input tables and per-unit error files).
 - :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
 - :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
@@ -18,6 +21,8 @@ from neuroneval.crowd.aggregation import (
     majority_vote,
     pseudo_label_prior,
 )
+from neuroneval.crowd.cost_reduction import cost_at_rce, cost_reduction_factor, cost_reduction_table
+from neuroneval.crowd.curves import aggregation_study, sampling_study
 from neuroneval.crowd.design import (
     StudyDesign,
     design_study,
@@ -47,25 +52,20 @@ from neuroneval.crowd.ingest import (
 )
 from neuroneval.crowd.raters import relative_correlation_error, relative_errors, simulate_ratings
 from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution, standardize
-from neuroneval.crowd.study import (
-    StudyUnits,
-    aggregation_errors,
-    aggregation_study,
-    cost_at_rce,
-    cost_reduction_factor,
-    cost_reduction_table,
-    sampling_errors,
-    sampling_study,
-    select_explanations,
-    simulated_study_tables,
-)
+from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
+from neuroneval.crowd.study_files import read_study_units, read_unit_errors, write_unit_errors
+from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd.study_units import StudyUnits, select_explanations
 from neuroneval.figures.crowd import plot_aggregation_curves, plot_sampling_curves
 
 __all__ = [
     "AGGREGATION_METHODS",
     "SAMPLING_METHODS",
+    "AggregationOptions",
     "CrowdWarning",
     "RatingsError",
+    "SamplingOptions",
+    "SimulationOptions",
     "StudyDesign",
     "StudyUnits",
     "aggregate",
@@ -94,6 +94,8 @@ __all__ = [
     "read_media",
     "read_pairs",
     "read_ratings",
+    "read_study_units",
+    "read_unit_errors",
     "relative_correlation_error",
     "relative_errors",
     "render_batch_html",
@@ -102,10 +104,10 @@ __all__ = [
     "sampling_study",
     "select_explanations",
     "simulate_ratings",
-    "simulated_study_tables",
     "standardize",
     "vision_world_media",
     "weighted_mean",
     "weighted_std",
     "write_study",
+    "write_unit_errors",
 ]

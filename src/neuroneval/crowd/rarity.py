@@ -18,8 +18,8 @@ Planted world at rarity γ (n inputs, K units; every unit has its own concept):
   p = γ φ(x − d′) / (γ φ(x − d′) + (1 − γ) φ(x)): a pseudo-labeller of the chosen AUC that knows the
   concept's base rate, as CLIP/SigLIP scores calibrated on the probing set would.
 
-The study itself is :mod:`neuroneval.crowd.study` unchanged: sampling curves (noise-free ratings),
-aggregation curves (raters with error η) and :func:`~neuroneval.crowd.study.cost_reduction_factor`.
+The study itself is :mod:`neuroneval.crowd.simulation` unchanged: sampling curves (noise-free ratings),
+aggregation curves (raters with error η) and :func:`~neuroneval.crowd.cost_reduction.cost_reduction_factor`.
 """
 
 from __future__ import annotations
@@ -32,14 +32,11 @@ import pandas as pd
 from scipy.stats import norm
 from tqdm import tqdm
 
+from neuroneval.crowd.cost_reduction import DEFAULT_COMPARISONS, cost_reduction_factor
 from neuroneval.crowd.estimator import correlation_matrix
-from neuroneval.crowd.study import (
-    DEFAULT_COMPARISONS,
-    StudyUnits,
-    aggregation_errors,
-    cost_reduction_factor,
-    sampling_errors,
-)
+from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
+from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd.study_units import StudyUnits
 
 #: ImageNet: one class among 1,000 roughly balanced classes (paper 001's units are explained by classes).
 PAPER_RARITY = 0.001
@@ -181,24 +178,26 @@ def rarity_factors(options: RarityStudyOptions, *, progress: bool = False) -> pd
         ``valid_boot_fraction``, ``median_rho_true``, and the knobs (n_inputs, n_units, true_correlation,
         pseudo_auc, rater_error, n_trials, seed).
     """
-    shared = {"n_trials": options.n_trials, "epsilon": options.epsilon, "ddof": options.ddof, "seed": options.seed}
+    simulation = SimulationOptions(n_trials=options.n_trials, epsilon=options.epsilon, ddof=options.ddof,
+                                   seed=options.seed)
     sampling_methods = ("uniform", "activation", "pseudo")
     aggregation_methods = ("majority", "bayes_uniform", "bayes_pseudo")
+    sampling = SamplingOptions(sample_sizes=options.sample_sizes, methods=sampling_methods, simulation=simulation)
+    aggregation = AggregationOptions(
+        costs=options.costs,
+        rater_counts=options.rater_counts,
+        methods=aggregation_methods,
+        sampling="pseudo",
+        rater_error=options.rater_error,
+        uniform_prior=options.uniform_prior,
+        prior_clip=options.prior_clip,
+        simulation=simulation,
+    )
     rows = []
     for rarity in tqdm(options.rarities, desc="crowd rarity study", unit="rarity", disable=not progress):
         units = planted_units(rarity, options)
-        sampled = sampling_errors(units, sample_sizes=options.sample_sizes, methods=sampling_methods, **shared)
-        aggregated = aggregation_errors(
-            units,
-            costs=options.costs,
-            rater_counts=options.rater_counts,
-            methods=aggregation_methods,
-            sampling="pseudo",
-            rater_error=options.rater_error,
-            uniform_prior=options.uniform_prior,
-            prior_clip=options.prior_clip,
-            **shared,
-        )
+        sampled = sampling_errors(units, sampling)
+        aggregated = aggregation_errors(units, aggregation)
         curves = {
             "sampling": (options.sample_sizes, dict(zip(sampling_methods, sampled["errors"], strict=True))),
             "aggregation": (options.costs, dict(zip(aggregation_methods, aggregated["errors"], strict=True))),
