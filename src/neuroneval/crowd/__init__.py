@@ -9,7 +9,9 @@
   (per-unit relative errors of simulated studies), :mod:`~neuroneval.crowd.curves` (the curve and per-unit
   tables), :mod:`~neuroneval.crowd.cost_reduction` (cost-reduction factors at equal RCE),
   :mod:`~neuroneval.crowd.study_files` (its input tables and per-unit error files).
-- :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
+- Real studies, from task pages to estimates: :mod:`~neuroneval.crowd.design` (importance-sampled inputs grouped
+  into tasks), :mod:`~neuroneval.crowd.task_pages` (the HTML pages), :mod:`~neuroneval.crowd.study_folder` (the
+  study folder and its file-level entry point), :mod:`~neuroneval.crowd.ingest` (ratings to estimates).
 - :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
 
@@ -23,18 +25,7 @@ from neuroneval.crowd.aggregation import (
 )
 from neuroneval.crowd.cost_reduction import cost_at_rce, cost_reduction_factor, cost_reduction_table
 from neuroneval.crowd.curves import aggregation_study, sampling_study
-from neuroneval.crowd.design import (
-    StudyDesign,
-    design_study,
-    design_study_files,
-    encode_png,
-    read_design,
-    read_media,
-    read_pairs,
-    render_batch_html,
-    vision_world_media,
-    write_study,
-)
+from neuroneval.crowd.design import StudyDesign, design_study
 from neuroneval.crowd.estimator import (
     correlation_matrix,
     importance_weights,
@@ -54,8 +45,17 @@ from neuroneval.crowd.raters import relative_correlation_error, relative_errors,
 from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution, standardize
 from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
 from neuroneval.crowd.study_files import read_study_units, read_unit_errors, write_unit_errors
+from neuroneval.crowd.study_folder import (
+    design_study_files,
+    read_design,
+    read_media,
+    read_pairs,
+    vision_world_media,
+    write_study,
+)
 from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions, SimulationOptions
 from neuroneval.crowd.study_units import StudyUnits, select_explanations
+from neuroneval.crowd.task_pages import encode_png, render_batch_html
 from neuroneval.figures.crowd import plot_aggregation_curves, plot_sampling_curves
 
 __all__ = [
