@@ -7,8 +7,6 @@ of :func:`~neuroneval.crowd.cost_reduction.cost_reduction_table`.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 import pandas as pd
 
@@ -61,7 +59,7 @@ def sampling_study(
         :func:`~neuroneval.crowd.cost_reduction.cost_reduction_table`.
     """
     sampled = sampling_errors(units, options, progress=progress)
-    parameters = asdict(options.simulation)
+    parameters = options.simulation.table_columns()
     rater_error, methods, sample_sizes = options.rater_error, options.methods, options.sample_sizes
     rce, rce_se = _mean_se(sampled["errors"])
     curve_df = pd.DataFrame(
@@ -111,7 +109,7 @@ def aggregation_study(
         "assumed_rater_error": options.model_rater_error,
         "uniform_prior": options.uniform_prior,
         "n_units": units.rho_true.size,
-        **asdict(options.simulation),
+        **options.simulation.table_columns(),
     }
     errors = aggregated["errors"]
     agg_rce, agg_se = _mean_se(errors)

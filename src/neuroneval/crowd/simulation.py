@@ -16,8 +16,6 @@ input once.
 
 from __future__ import annotations
 
-from dataclasses import astuple
-
 import numpy as np
 from tqdm import tqdm
 
@@ -81,7 +79,7 @@ def sampling_errors(units: StudyUnits, options: SamplingOptions, *, progress: bo
         estimate is then 0, a relative error of 1).
     """
     sample_sizes, methods, rater_error = options.sample_sizes, options.methods, options.rater_error
-    n_trials, epsilon, ddof, seed = astuple(options.simulation)
+    n_trials, epsilon, ddof, seed = options.simulation.table_columns().values()
     n_units = units.rho_true.size
     shape = (len(methods), len(sample_sizes))
     errors = np.zeros((*shape, n_units))
@@ -133,7 +131,7 @@ def aggregation_errors(
     costs, rater_counts, methods, sampling = options.costs, options.rater_counts, options.methods, options.sampling
     rater_error, eta_model = options.rater_error, options.model_rater_error
     uniform_prior, prior_clip = options.uniform_prior, options.prior_clip
-    n_trials, epsilon, ddof, seed = astuple(options.simulation)
+    n_trials, epsilon, ddof, seed = options.simulation.table_columns().values()
     if "bayes_pseudo" in methods and units.pseudo_labels is None:
         raise ValueError('aggregation method "bayes_pseudo" needs pseudo_labels')
     n_units = units.rho_true.size

@@ -1,9 +1,9 @@
-"""Options of the simulated crowd study (paper 001, Setting 1), parsed and validated once.
+"""Options of the simulated crowd study (paper 001, Setting 1), parsed once from params and validated.
 
-Three frozen option objects travel from ``crowd:`` in params.yaml to the library:
+Three frozen :class:`~neuroneval.options.Options` travel from ``crowd:`` in params.yaml to the library:
 
-- :class:`SimulationOptions` (``crowd.simulation``): knobs both curves share (trials, ε of Eq. 4, ddof of
-  Eq. 5–6, master seed);
+- :class:`SimulationOptions` (``crowd.simulation``): which units are studied and the knobs both curves share
+  (trials, ε of Eq. 4, ddof of Eq. 5–6, master seed);
 - :class:`SamplingOptions` (``crowd.sampling``): the sampling curve of Fig. 2a;
 - :class:`AggregationOptions` (``crowd.aggregation``): the aggregation curve of Fig. 3a (App. A.3).
 
@@ -13,9 +13,8 @@ params and one run from Python literals write the same tables.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from numbers import Integral
 
 from neuroneval.crowd.aggregation import (
     AGGREGATION_METHODS,
@@ -24,6 +23,8 @@ from neuroneval.crowd.aggregation import (
     DEFAULT_UNIFORM_PRIOR,
 )
 from neuroneval.crowd.sampling import DEFAULT_EPSILON, SAMPLING_METHODS
+from neuroneval.crowd.study_units import DEFAULT_MIN_TRUE_CORRELATION
+from neuroneval.options import Options, OptionsError, check_choice, check_range
 
 #: Numbers of labelled inputs of the sampling curve.
 DEFAULT_SAMPLE_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -35,34 +36,45 @@ DEFAULT_RATER_COUNTS = (1, 2, 3, 5, 9)
 DEFAULT_TRIALS = 10
 
 
-def _positive_ints(where: str, values: Sequence[int]) -> tuple[int, ...]:
-    grid = tuple(int(value) for value in values)
-    if not grid or min(grid) < 1:
-        raise ValueError(f"{where} must be a non-empty list of positive integers, got {list(values)}")
-    return grid
+def _set(owner: Options, name: str, value: object) -> None:
+    object.__setattr__(owner, name, value)
 
 
-def _known(where: str, names: Sequence[str], choices: Sequence[str]) -> tuple[str, ...]:
-    chosen = tuple(str(name) for name in names)
-    unknown = [name for name in chosen if name not in choices]
-    if not chosen or unknown:
-        raise ValueError(f"{where}: unknown or no method(s) {unknown or list(names)}; choose from {list(choices)}")
-    return chosen
+def _check_grid(owner: Options, name: str) -> None:
+    """``owner.<name>`` as a non-empty tuple of positive integers."""
+    grid = tuple(getattr(owner, name))
+    if not grid or any(isinstance(v, bool) or not isinstance(v, Integral) or v < 1 for v in grid):
+        raise OptionsError(f"{type(owner).__name__}.{name} must be a non-empty list of positive integers, "
+                           f"got {list(grid)}")
+    _set(owner, name, tuple(int(v) for v in grid))
 
 
-def _rate(where: str, value: float) -> float:
-    rate = float(value)
-    if not 0.0 <= rate < 0.5:
-        raise ValueError(f"{where} must be a flip rate in [0, 0.5), got {value}")
-    return rate
+def _check_methods(owner: Options, name: str, allowed: tuple[str, ...]) -> None:
+    """``owner.<name>`` as a non-empty tuple of names from ``allowed``."""
+    methods = tuple(getattr(owner, name))
+    unknown = [method for method in methods if method not in allowed]
+    if not methods or unknown:
+        raise OptionsError(f"{type(owner).__name__}.{name} must name one or more of {list(allowed)}, "
+                           f"got {list(methods)}")
+    _set(owner, name, methods)
+
+
+def _check_rate(owner: Options, name: str) -> None:
+    """``owner.<name>`` as a float flip rate in [0, 0.5)."""
+    check_range(owner, name, 0.0, 0.5, high_open=True)
+    _set(owner, name, float(getattr(owner, name)))
 
 
 @dataclass(frozen=True)
-class SimulationOptions:
-    """Knobs both curves share (``crowd.simulation``).
+class SimulationOptions(Options):
+    """The ``crowd.simulation`` block: which units are studied, and the knobs both curves share.
 
     Attributes
     ----------
+    min_true_correlation
+        Units whose best concept correlates less (ρ_gt, Eq. 10) are left out: Eq. 13 divides by ρ_gt.
+    max_units
+        Study at most this many units (a seed-free subset by unit-id hash); None studies all.
     n_trials
         Simulated studies averaged per unit and point (10 in the paper).
     epsilon
@@ -73,35 +85,32 @@ class SimulationOptions:
         Master seed; each unit's draws derive from (seed, cell, CRC32 of the unit id).
     """
 
+    min_true_correlation: float = DEFAULT_MIN_TRUE_CORRELATION
+    max_units: int | None = None
     n_trials: int = DEFAULT_TRIALS
     epsilon: float = DEFAULT_EPSILON
     ddof: int = 1
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "n_trials", int(self.n_trials))
-        object.__setattr__(self, "epsilon", float(self.epsilon))
-        object.__setattr__(self, "ddof", int(self.ddof))
-        object.__setattr__(self, "seed", int(self.seed))
-        if self.n_trials < 1:
-            raise ValueError(f"crowd.simulation.n_trials must be at least 1, got {self.n_trials}")
-        if self.epsilon < 0:
-            raise ValueError(f"crowd.simulation.epsilon must be >= 0, got {self.epsilon}")
-        if self.ddof not in (0, 1):
-            raise ValueError(f"crowd.simulation.ddof must be 0 or 1, got {self.ddof}")
+    def validate(self) -> None:
+        check_range(self, "min_true_correlation", -1.0, 1.0)
+        _set(self, "min_true_correlation", float(self.min_true_correlation))
+        if self.max_units is not None:
+            check_range(self, "max_units", 1, integer=True)
+        check_range(self, "n_trials", 1, integer=True)
+        check_range(self, "epsilon", 0.0)
+        _set(self, "epsilon", float(self.epsilon))
+        check_choice(self, "ddof", (0, 1))
+        check_range(self, "seed", 0, integer=True)
 
-    @classmethod
-    def from_params(cls, simulation: Mapping[str, Any]) -> SimulationOptions:
-        """The shared knobs of the ``crowd.simulation`` block (its unit-selection keys are read elsewhere)."""
-        return cls(
-            n_trials=simulation["n_trials"], epsilon=simulation["epsilon"], ddof=simulation["ddof"],
-            seed=simulation["seed"],
-        )
+    def table_columns(self) -> dict[str, int | float]:
+        """The knobs the curve tables record, in their column order: n_trials, epsilon, ddof, seed."""
+        return {"n_trials": self.n_trials, "epsilon": self.epsilon, "ddof": self.ddof, "seed": self.seed}
 
 
 @dataclass(frozen=True)
-class SamplingOptions:
-    """The sampling curve (Fig. 2a): RCE against the number of labelled inputs per sampling distribution.
+class SamplingOptions(Options):
+    """The ``crowd.sampling`` block: the sampling curve (Fig. 2a), RCE against labelled inputs per distribution.
 
     Attributes
     ----------
@@ -112,7 +121,7 @@ class SamplingOptions:
     rater_error
         Label-flip rate of this curve (0: noise-free labels, as in Fig. 2a).
     simulation
-        The shared knobs.
+        The shared knobs (``crowd.simulation``).
     """
 
     sample_sizes: tuple[int, ...] = DEFAULT_SAMPLE_SIZES
@@ -120,23 +129,17 @@ class SamplingOptions:
     rater_error: float = 0.0
     simulation: SimulationOptions = field(default_factory=SimulationOptions)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sample_sizes", _positive_ints("crowd.sampling.sample_sizes", self.sample_sizes))
-        object.__setattr__(self, "methods", _known("crowd.sampling.methods", self.methods, SAMPLING_METHODS))
-        object.__setattr__(self, "rater_error", _rate("crowd.sampling.rater_error", self.rater_error))
-
-    @classmethod
-    def from_params(cls, sampling: Mapping[str, Any], simulation: Mapping[str, Any]) -> SamplingOptions:
-        """Options from the ``crowd.sampling`` and ``crowd.simulation`` blocks of params.yaml."""
-        return cls(
-            sample_sizes=sampling["sample_sizes"], methods=sampling["methods"], rater_error=sampling["rater_error"],
-            simulation=SimulationOptions.from_params(simulation),
-        )
+    def validate(self) -> None:
+        _check_grid(self, "sample_sizes")
+        _check_methods(self, "methods", SAMPLING_METHODS)
+        _check_rate(self, "rater_error")
 
 
 @dataclass(frozen=True)
-class AggregationOptions:
-    """The aggregation curve (Fig. 3a, App. A.3): RCE against cost = inputs × raters per input.
+class AggregationOptions(Options):
+    """The ``crowd.aggregation`` block: the aggregation curve (Fig. 3a, App. A.3), RCE against cost.
+
+    Cost = inputs × raters per input.
 
     Attributes
     ----------
@@ -151,13 +154,13 @@ class AggregationOptions:
     rater_error
         η of the simulated raters (0.13 in the paper, measured on Mechanical Turk).
     assumed_rater_error
-        η assumed by the Bayes methods; None means ``rater_error``.
+        η assumed by the Bayes methods; None means ``rater_error`` (:attr:`model_rater_error`).
     uniform_prior
         Prior P(concept) of Bayes with uniform prior (Method 3a).
     prior_clip
-        Clip range of the pseudo-label prior (Method 3b).
+        Clip range (low, high) of the pseudo-label prior (Method 3b), 0 < low < high < 1.
     simulation
-        The shared knobs.
+        The shared knobs (``crowd.simulation``).
     """
 
     costs: tuple[int, ...] = DEFAULT_COSTS
@@ -170,35 +173,24 @@ class AggregationOptions:
     prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP
     simulation: SimulationOptions = field(default_factory=SimulationOptions)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "costs", _positive_ints("crowd.aggregation.costs", self.costs))
-        object.__setattr__(self, "rater_counts", _positive_ints("crowd.aggregation.rater_counts", self.rater_counts))
-        object.__setattr__(self, "methods", _known("crowd.aggregation.methods", self.methods, AGGREGATION_METHODS))
-        _known("crowd.aggregation.sampling", (self.sampling,), SAMPLING_METHODS)
-        object.__setattr__(self, "rater_error", _rate("crowd.aggregation.rater_error", self.rater_error))
+    def validate(self) -> None:
+        _check_grid(self, "costs")
+        _check_grid(self, "rater_counts")
+        _check_methods(self, "methods", AGGREGATION_METHODS)
+        check_choice(self, "sampling", SAMPLING_METHODS)
+        _check_rate(self, "rater_error")
         if self.assumed_rater_error is not None:
-            assumed = _rate("crowd.aggregation.assumed_rater_error", self.assumed_rater_error)
-            object.__setattr__(self, "assumed_rater_error", assumed)
-        object.__setattr__(self, "uniform_prior", float(self.uniform_prior))
-        if not 0 < self.uniform_prior < 1:
-            raise ValueError(f"crowd.aggregation.uniform_prior must be in (0, 1), got {self.uniform_prior}")
-        low, high = (float(bound) for bound in self.prior_clip)
-        if not 0 < low < high < 1:
-            raise ValueError(f"crowd.aggregation.prior_clip must be [low, high] with 0 < low < high < 1, got "
-                             f"{list(self.prior_clip)}")
-        object.__setattr__(self, "prior_clip", (low, high))
+            _check_rate(self, "assumed_rater_error")
+        check_range(self, "uniform_prior", 0.0, 1.0, low_open=True, high_open=True)
+        _set(self, "uniform_prior", float(self.uniform_prior))
+        clip = tuple(self.prior_clip)
+        if len(clip) != 2 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in clip) \
+                or not 0 < clip[0] < clip[1] < 1:
+            raise OptionsError(f"AggregationOptions.prior_clip must be [low, high] with 0 < low < high < 1, "
+                               f"got {list(clip)}")
+        _set(self, "prior_clip", (float(clip[0]), float(clip[1])))
 
     @property
     def model_rater_error(self) -> float:
         """η the Bayes methods assume: ``assumed_rater_error``, or the true ``rater_error`` when None."""
         return self.rater_error if self.assumed_rater_error is None else self.assumed_rater_error
-
-    @classmethod
-    def from_params(cls, aggregation: Mapping[str, Any], simulation: Mapping[str, Any]) -> AggregationOptions:
-        """Options from the ``crowd.aggregation`` and ``crowd.simulation`` blocks of params.yaml."""
-        return cls(
-            costs=aggregation["costs"], rater_counts=aggregation["rater_counts"], methods=aggregation["methods"],
-            sampling=aggregation["sampling"], rater_error=aggregation["rater_error"],
-            assumed_rater_error=aggregation["assumed_rater_error"], uniform_prior=aggregation["uniform_prior"],
-            prior_clip=tuple(aggregation["prior_clip"]), simulation=SimulationOptions.from_params(simulation),
-        )

@@ -15,12 +15,15 @@ and library calls.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
+
+if TYPE_CHECKING:
+    from neuroneval.crowd import SimulationOptions, StudyUnits
 
 
 def crowd_inputs(crowd: Mapping[str, Any]) -> dict[str, str]:
@@ -48,26 +51,32 @@ def crowd_inputs(crowd: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def _units(job: StepIO):
-    from neuroneval.crowd.study_files import read_study_units
+def _units(job: StepIO, simulation: SimulationOptions) -> StudyUnits:
+    from neuroneval.crowd import read_study_units
 
-    simulation = job.params.simulation
     return read_study_units(
         job.input.activations,
         job.input.concepts,
         job.input.pseudo,
         concept_prefixes=job.params.concepts.get("prefixes", []),
-        min_true_correlation=float(simulation["min_true_correlation"]),
-        max_units=simulation["max_units"],
+        min_true_correlation=simulation.min_true_correlation,
+        max_units=simulation.max_units,
     )
 
 
 def crowd_sampling(job: StepIO) -> None:
     """Sampling curve (Fig. 2a): RCE against labelled inputs per sampling method; table, per-unit errors, figure."""
-    from neuroneval.crowd import SamplingOptions, plot_sampling_curves, sampling_study, write_unit_errors
+    from neuroneval.crowd import (
+        SamplingOptions,
+        SimulationOptions,
+        plot_sampling_curves,
+        sampling_study,
+        write_unit_errors,
+    )
 
-    options = SamplingOptions.from_params(job.params.sampling, job.params.simulation)
-    units = _units(job)
+    simulation = SimulationOptions.from_params(job.params.simulation)
+    options = SamplingOptions.from_params({**job.params.sampling, "simulation": simulation})
+    units = _units(job, simulation)
     print(f"{len(units.unit_ids)} units explained (Eq. 9), median rho_gt {np.median(units.rho_true):.3f}")
     curve, per_unit = sampling_study(units, options, progress=True)
     io.write_csv(job.output.table, curve)
@@ -77,10 +86,17 @@ def crowd_sampling(job: StepIO) -> None:
 
 def crowd_aggregation(job: StepIO) -> None:
     """Aggregation curve (Fig. 3a, App. A.3): RCE against cost per aggregation method, best raters per cost."""
-    from neuroneval.crowd import AggregationOptions, aggregation_study, plot_aggregation_curves, write_unit_errors
+    from neuroneval.crowd import (
+        AggregationOptions,
+        SimulationOptions,
+        aggregation_study,
+        plot_aggregation_curves,
+        write_unit_errors,
+    )
 
-    options = AggregationOptions.from_params(job.params.aggregation, job.params.simulation)
-    curve, per_unit = aggregation_study(_units(job), options, progress=True)
+    simulation = SimulationOptions.from_params(job.params.simulation)
+    options = AggregationOptions.from_params({**job.params.aggregation, "simulation": simulation})
+    curve, per_unit = aggregation_study(_units(job, simulation), options, progress=True)
     io.write_csv(job.output.table, curve)
     write_unit_errors(job.output.units, per_unit)
     plot_aggregation_curves(curve, job.output.figure)
