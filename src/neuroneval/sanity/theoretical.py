@@ -41,7 +41,7 @@ from neuroneval.metrics import METRICS, NeuronEvalWarning, get_spec, score, scor
 from neuroneval.process_pool import completed_calls
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
 from neuroneval.sanity.params import derived_seed, is_sampled, metric_params
-from neuroneval.sanity.perturb import default_strength, perturb_labels
+from neuroneval.sanity.perturb import TESTS, default_strength, perturb_labels
 
 #: Activation frequencies γ of Tables C.1–C.4.
 PAPER_GAMMAS = (0.499, 0.1, 0.01, 0.001, 0.0001)
@@ -50,7 +50,6 @@ PAPER_N = 500_000
 PAPER_DRAWS = 1_000
 #: λ of WPMI in the authors' theoretical test.
 PAPER_LAM = 1.0
-TESTS = ("missing", "extra")
 
 
 def positive_counts(gammas: Sequence[float], n: int) -> np.ndarray:

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from neuroneval.sanity.perturb import TESTS
 from neuroneval.sanity.reference_data import THEORETICAL_REFERENCE_CSV
-from neuroneval.sanity.theoretical import PAPER_DRAWS, PAPER_N, TESTS
+from neuroneval.sanity.theoretical import PAPER_DRAWS, PAPER_N
 
 #: Names of the authors' notebook → registry names (combinations of App. E.6 as ``hmean:``).
 REFERENCE_METRIC_NAMES = {
