@@ -94,9 +94,9 @@ def aggregation_study(
     Returns
     -------
     curve_df
-        One row per (method, cost, n_raters) that was run (at least :data:`MIN_INPUTS` inputs): ``n_inputs``,
-        ``rce``, ``rce_se``, ``best`` (lowest RCE over rater counts at this cost and method), and the
-        parameters.
+        One row per (method, cost, n_raters) that was run (at least
+        :data:`~neuroneval.crowd.simulation.MIN_INPUTS` inputs): ``n_inputs``, ``rce``, ``rce_se``, ``best``
+        (lowest RCE over rater counts at this cost and method), and the parameters.
     unit_df
         One row per (method, n_raters, cost, unit): ``n_inputs``, ``concept``, ``rho_true``,
         ``relative_error`` (empty where the cell was not run) and the parameters.

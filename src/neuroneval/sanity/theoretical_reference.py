@@ -104,12 +104,13 @@ def load_theoretical_reference(path: str | None = None) -> pd.DataFrame:
 
 def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str | None = None, *,
                            delta_tolerance: float = 0.005, accuracy_tolerance: float = 0.02) -> pd.DataFrame:
-    """Join :func:`theoretical_test` output with the published numbers and report the differences.
+    """Join a :func:`~neuroneval.sanity.theoretical.theoretical_test` run with the published numbers; report the
+    differences.
 
     Parameters
     ----------
     results : DataFrame
-        Output of :func:`theoretical_test` (normally ``ties="reference"``).
+        Output of :func:`~neuroneval.sanity.theoretical.theoretical_test` (normally ``ties="reference"``).
     reference : DataFrame, str or None
         Output of :func:`load_theoretical_reference`, a path to a reference CSV, or None for the bundled one.
     delta_tolerance : float, default 0.005
@@ -166,7 +167,8 @@ def seed_spread_with_reference(results: pd.DataFrame, reference: pd.DataFrame | 
     Parameters
     ----------
     results : DataFrame
-        :func:`theoretical_test` outputs for several seeds, concatenated (a ``seed`` column tells them apart).
+        :func:`~neuroneval.sanity.theoretical.theoretical_test` outputs for several seeds, concatenated (a
+        ``seed`` column tells them apart).
     reference : DataFrame, str or None
         As in :func:`compare_with_reference`.
     kinds : sequence of str
