@@ -12,6 +12,7 @@ from neuroneval.crowd import (
     AGGREGATION_METHODS,
     SAMPLING_METHODS,
     AggregationOptions,
+    CostReductionOptions,
     SamplingOptions,
     SimulationOptions,
     aggregation_study,
@@ -109,4 +110,6 @@ def simulated_study_tables(
     )
     sampling_df, sampling_units = sampling_study(units, sampling)
     aggregation_df, aggregation_units = aggregation_study(units, aggregation)
-    return sampling_df, aggregation_df, cost_reduction_table(sampling_units, aggregation_units, n_boot=n_boot)
+    return sampling_df, aggregation_df, cost_reduction_table(
+        sampling_units, aggregation_units, CostReductionOptions(n_boot=n_boot)
+    )

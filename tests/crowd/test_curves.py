@@ -8,6 +8,7 @@ import pytest
 
 from neuroneval.crowd import (
     AggregationOptions,
+    CostReductionOptions,
     SamplingOptions,
     SimulationOptions,
     aggregation_study,
@@ -98,19 +99,24 @@ def test_per_unit_tables_reproduce_curves_and_summary(world, tables, tmp_path):
     from_files = cost_reduction_table(
         read_unit_errors(paths["sampling"], "sampling"),
         read_unit_errors(paths["aggregation"], "aggregation"),
-        n_boot=SMALL["n_boot"],
+        CostReductionOptions(n_boot=SMALL["n_boot"]),
     )
     pd.testing.assert_frame_equal(from_files, summary_df)
     assert set(summary_df["unit_group"]) == {"all"}
 
-    grouped = cost_reduction_table(sampling_units, aggregation_units, concept_groups=("class:", "parent:"), n_boot=20)
+    grouped = cost_reduction_table(
+        sampling_units, aggregation_units, CostReductionOptions(unit_groups=("class:", "parent:"), n_boot=20)
+    )
     for prefix, rows in grouped.groupby("unit_group"):
         if prefix == "all":
             continue
         keep = [frame[frame["concept"].str.startswith(prefix)] for frame in (sampling_units, aggregation_units)]
-        alone = cost_reduction_table(*keep, n_boot=20).drop(columns="unit_group").reset_index(drop=True)
+        alone = cost_reduction_table(*keep, CostReductionOptions(n_boot=20))
+        alone = alone.drop(columns="unit_group").reset_index(drop=True)
         pd.testing.assert_frame_equal(rows.drop(columns="unit_group").reset_index(drop=True), alone)
         assert rows["n_units"].iloc[0] == keep[0]["unit"].nunique() < len(units.unit_ids)
     assert set(grouped["unit_group"]) == {"all", "class:", "parent:"}
     with pytest.raises(ValueError, match="twice"):
-        cost_reduction_table(pd.concat([sampling_units, sampling_units.iloc[:1]]), aggregation_units, n_boot=0)
+        cost_reduction_table(
+            pd.concat([sampling_units, sampling_units.iloc[:1]]), aggregation_units, CostReductionOptions(n_boot=0)
+        )

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from neuroneval.crowd import AggregationOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd import AggregationOptions, CostReductionOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd.study_options import DEFAULT_COMPARISONS
 from neuroneval.options import OptionsError
 
 PARAMS = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())["crowd"]
@@ -19,6 +20,8 @@ def test_params_yaml_parses_into_the_defaults_of_the_paper() -> None:
     assert SamplingOptions.from_params({**PARAMS["sampling"], "simulation": simulation}) == SamplingOptions()
     assert AggregationOptions.from_params({**PARAMS["aggregation"], "simulation": PARAMS["simulation"]}) == (
         AggregationOptions())
+    summary = CostReductionOptions.from_params(PARAMS["summary"])
+    assert summary.comparisons == DEFAULT_COMPARISONS and summary.unit_groups == ("class:", "parent:")
 
 
 def test_values_are_normalised_so_python_and_params_runs_write_the_same_tables() -> None:
@@ -46,6 +49,8 @@ def test_values_are_normalised_so_python_and_params_runs_write_the_same_tables()
         (lambda: AggregationOptions(sampling="stratified"), r"AggregationOptions\.sampling"),
         (lambda: AggregationOptions(uniform_prior=0), r"AggregationOptions\.uniform_prior"),
         (lambda: AggregationOptions(prior_clip=(0.9, 0.1)), r"AggregationOptions\.prior_clip"),
+        (lambda: CostReductionOptions(comparisons=(("sampling", "uniform", "majority"),)), r"\.comparisons"),
+        (lambda: CostReductionOptions(ci_level=1.0), r"CostReductionOptions\.ci_level"),
     ],
 )
 def test_bad_options_name_the_field(build, message) -> None:

@@ -53,7 +53,12 @@ from neuroneval.crowd.study_folder import (
     vision_world_media,
     write_study,
 )
-from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd.study_options import (
+    AggregationOptions,
+    CostReductionOptions,
+    SamplingOptions,
+    SimulationOptions,
+)
 from neuroneval.crowd.study_units import StudyUnits, select_explanations
 from neuroneval.crowd.task_pages import encode_png, render_batch_html
 from neuroneval.figures.crowd import plot_aggregation_curves, plot_sampling_curves
@@ -62,6 +67,7 @@ __all__ = [
     "AGGREGATION_METHODS",
     "SAMPLING_METHODS",
     "AggregationOptions",
+    "CostReductionOptions",
     "CrowdWarning",
     "RatingsError",
     "SamplingOptions",

@@ -13,14 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-#: Comparisons of the summary table: (experiment, baseline, method).
-DEFAULT_COMPARISONS = (
-    ("sampling", "uniform", "pseudo"),
-    ("sampling", "uniform", "activation"),
-    ("aggregation", "majority", "bayes_pseudo"),
-    ("aggregation", "bayes_uniform", "bayes_pseudo"),
-    ("aggregation", "majority", "bayes_uniform"),
-)
+from neuroneval.crowd.study_options import CostReductionOptions
 
 
 def _envelope(errors: np.ndarray, unit_rows: np.ndarray | None = None) -> np.ndarray:
@@ -177,15 +170,7 @@ def _error_arrays(unit_df: pd.DataFrame, experiment: str) -> tuple[np.ndarray, d
 
 
 def cost_reduction_table(
-    sampling_units: pd.DataFrame,
-    aggregation_units: pd.DataFrame,
-    *,
-    comparisons: Sequence[tuple[str, str, str]] = DEFAULT_COMPARISONS,
-    concept_groups: Sequence[str] = (),
-    target_rce: float | None = None,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
-    seed: int = 0,
+    sampling_units: pd.DataFrame, aggregation_units: pd.DataFrame, options: CostReductionOptions
 ) -> pd.DataFrame:
     """Cost-reduction factors at equal RCE (:func:`cost_reduction_factor`) from per-unit error tables.
 
@@ -195,15 +180,10 @@ def cost_reduction_table(
         The ``unit_df`` of :func:`~neuroneval.crowd.curves.sampling_study` and
         :func:`~neuroneval.crowd.curves.aggregation_study` (or the same tables read back
         from CSV); the unit order of their first appearance fixes the bootstrap resampling.
-    comparisons
-        (experiment, baseline, method) triples (default :data:`DEFAULT_COMPARISONS`); triples whose methods
-        are absent are skipped.
-    concept_groups
-        Concept-name prefixes (e.g. ``"class:"``, ``"parent:"``): each comparison is repeated on the units
-        whose explanation starts with the prefix (needs a ``concept`` column), after the row for all units.
-        Rare concepts gain most from importance sampling, so this shows where a factor comes from.
-    target_rce, n_boot, ci_level, seed
-        See :func:`cost_reduction_factor`; the target is chosen per row when None.
+    options
+        The comparisons, unit groups and bootstrap (:class:`~neuroneval.crowd.study_options.CostReductionOptions`):
+        triples whose methods are absent are skipped; each comparison is repeated on the units whose
+        explanation starts with a unit-group prefix (needs a ``concept`` column), after the row for all units.
 
     Returns
     -------
@@ -213,8 +193,11 @@ def cost_reduction_table(
         ``valid_boot_fraction``, ``n_units``, ``n_boot``, ``ci_level``, ``seed``. Groups without units are
         left out.
     """
+    comparisons, target_rce, n_boot, ci_level, seed = (
+        options.comparisons, options.target_rce, options.n_boot, options.ci_level, options.seed
+    )
     selections: list[tuple[str, pd.DataFrame, pd.DataFrame]] = [("all", sampling_units, aggregation_units)]
-    for prefix in concept_groups:
+    for prefix in options.unit_groups:
         if "concept" not in sampling_units.columns or "concept" not in aggregation_units.columns:
             raise ValueError("per-unit errors need a concept column to be grouped by concept prefix")
         chosen = [

@@ -32,10 +32,15 @@ import pandas as pd
 from scipy.stats import norm
 from tqdm import tqdm
 
-from neuroneval.crowd.cost_reduction import DEFAULT_COMPARISONS, cost_reduction_factor
+from neuroneval.crowd.cost_reduction import cost_reduction_factor
 from neuroneval.crowd.estimator import correlation_matrix
 from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
-from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions, SimulationOptions
+from neuroneval.crowd.study_options import (
+    DEFAULT_COMPARISONS,
+    AggregationOptions,
+    SamplingOptions,
+    SimulationOptions,
+)
 from neuroneval.crowd.study_units import StudyUnits
 from neuroneval.options import Options, OptionsError, check_choice, check_range
 

@@ -5,7 +5,8 @@ Three frozen :class:`~neuroneval.options.Options` travel from ``crowd:`` in para
 - :class:`SimulationOptions` (``crowd.simulation``): which units are studied and the knobs both curves share
   (trials, ε of Eq. 4, ddof of Eq. 5–6, master seed);
 - :class:`SamplingOptions` (``crowd.sampling``): the sampling curve of Fig. 2a;
-- :class:`AggregationOptions` (``crowd.aggregation``): the aggregation curve of Fig. 3a (App. A.3).
+- :class:`AggregationOptions` (``crowd.aggregation``): the aggregation curve of Fig. 3a (App. A.3);
+- :class:`CostReductionOptions` (``crowd.summary``): the cost-reduction factors read off the two curves.
 
 Numbers are normalised on construction (grids become tuples of ``int``, rates ``float``), so a study run from
 params and one run from Python literals write the same tables.
@@ -13,6 +14,7 @@ params and one run from Python literals write the same tables.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -34,6 +36,14 @@ DEFAULT_COSTS = (20, 50, 100, 200, 500, 1000, 2000, 5000)
 DEFAULT_RATER_COUNTS = (1, 2, 3, 5, 9)
 #: Trials averaged per point (10 in the paper).
 DEFAULT_TRIALS = 10
+#: Comparisons of the summary table: (experiment, baseline, method).
+DEFAULT_COMPARISONS = (
+    ("sampling", "uniform", "pseudo"),
+    ("sampling", "uniform", "activation"),
+    ("aggregation", "majority", "bayes_pseudo"),
+    ("aggregation", "bayes_uniform", "bayes_pseudo"),
+    ("aggregation", "majority", "bayes_uniform"),
+)
 
 
 def _set(owner: Options, name: str, value: object) -> None:
@@ -194,3 +204,51 @@ class AggregationOptions(Options):
     def model_rater_error(self) -> float:
         """η the Bayes methods assume: ``assumed_rater_error``, or the true ``rater_error`` when None."""
         return self.rater_error if self.assumed_rater_error is None else self.assumed_rater_error
+
+
+@dataclass(frozen=True)
+class CostReductionOptions(Options):
+    """The ``crowd.summary`` block: which cost-reduction factors are read off the curves, and their bootstrap.
+
+    Attributes
+    ----------
+    comparisons
+        (experiment, baseline, method) triples, factor = baseline cost / method cost at equal RCE; in params a
+        list of ``{experiment, baseline, method}`` mappings.
+    unit_groups
+        Concept-name prefixes (e.g. ``"class:"``, ``"parent:"``): each factor is also read on the units whose
+        explanation starts with the prefix. Rare concepts gain most from importance sampling.
+    target_rce
+        RCE level r* at which costs are compared; None takes the geometric middle of the range both curves
+        cover (:func:`~neuroneval.crowd.cost_reduction.default_target_rce`).
+    n_boot, ci_level, seed
+        Bootstrap resamples of units, coverage of the percentile interval and seed of the resampling.
+    """
+
+    comparisons: tuple[tuple[str, str, str], ...] = DEFAULT_COMPARISONS
+    unit_groups: tuple[str, ...] = ()
+    target_rce: float | None = None
+    n_boot: int = 1000
+    ci_level: float = 0.95
+    seed: int = 0
+
+    def validate(self) -> None:
+        triples = []
+        for comparison in self.comparisons:
+            if isinstance(comparison, Mapping):
+                comparison = tuple(comparison.get(key) for key in ("experiment", "baseline", "method"))
+            experiment, baseline, method = tuple(comparison) if len(comparison) == 3 else (None, None, None)
+            methods = {"sampling": SAMPLING_METHODS, "aggregation": AGGREGATION_METHODS}.get(experiment, ())
+            if baseline not in methods or method not in methods:
+                raise OptionsError(f"CostReductionOptions.comparisons: {comparison!r} is not (experiment, baseline, "
+                                   "method) with experiment sampling or aggregation and two of its methods")
+            triples.append((experiment, baseline, method))
+        _set(self, "comparisons", tuple(triples))
+        _set(self, "unit_groups", tuple(str(prefix) for prefix in self.unit_groups))
+        if self.target_rce is not None:
+            check_range(self, "target_rce", 0.0, low_open=True)
+            _set(self, "target_rce", float(self.target_rce))
+        check_range(self, "n_boot", 0, integer=True)
+        check_range(self, "ci_level", 0.0, 1.0, low_open=True, high_open=True)
+        _set(self, "ci_level", float(self.ci_level))
+        check_range(self, "seed", 0, integer=True)

@@ -104,19 +104,12 @@ def crowd_aggregation(job: StepIO) -> None:
 
 def crowd_summary(job: StepIO) -> None:
     """Cost-reduction factors at equal RCE (IS vs uniform; Bayes prior vs majority) with bootstrap intervals."""
-    from neuroneval.crowd import cost_reduction_table, read_unit_errors
+    from neuroneval.crowd import CostReductionOptions, cost_reduction_table, read_unit_errors
 
-    knobs = job.params.summary
-    target = knobs["target_rce"]
     summary = cost_reduction_table(
         read_unit_errors(job.input.sampling, "sampling"),
         read_unit_errors(job.input.aggregation, "aggregation"),
-        comparisons=[(c["experiment"], c["baseline"], c["method"]) for c in knobs["comparisons"]],
-        concept_groups=list(knobs["unit_groups"]),
-        target_rce=None if target is None else float(target),
-        n_boot=int(knobs["n_boot"]),
-        ci_level=float(knobs["ci_level"]),
-        seed=int(knobs["seed"]),
+        CostReductionOptions.from_params(job.params.summary),
     )
     print(summary.to_string(index=False))
     io.write_csv(job.output[0], summary)
