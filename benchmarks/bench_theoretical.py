@@ -9,7 +9,7 @@ activation frequencies γ of the paper, in one process, and prints
 * the wall time of the whole run and per metric (each metric is run on its own so its time is its own);
 * in reference tie mode, the comparison with the published table
   (bundled in :mod:`neuroneval.sanity.reference_data`, via
-  :func:`neuroneval.sanity.theoretical.compare_with_reference`): rows compared, rows within ±0.005 Δs and
+  :func:`neuroneval.sanity.theoretical_reference.compare_with_reference`): rows compared, rows within ±0.005 Δs and
   ±2 pp Decrease Acc (deterministic rows), and the largest |Δs difference| with its row.
 """
 
@@ -25,7 +25,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from neuroneval.metrics import METRICS
-from neuroneval.sanity.theoretical import compare_with_reference, seed_spread_with_reference, theoretical_test
+from neuroneval.sanity.theoretical import theoretical_test
+from neuroneval.sanity.theoretical_reference import compare_with_reference, seed_spread_with_reference
 
 
 def main() -> None:

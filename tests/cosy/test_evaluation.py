@@ -16,7 +16,7 @@ from neuroneval.cosy.evaluation import (
     select_units,
     table2,
 )
-from neuroneval.cosy.generators import fill_template
+from neuroneval.cosy.prompts import fill_template
 
 CLASSES = ["class:red_solid_circle", "class:blue_striped_square", "class:green_dotted_star", "class:pink_solid_ring"]
 KNOBS = {"n_images": 4, "template": "closeup",

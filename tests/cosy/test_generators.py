@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from neuroneval.cosy import TEMPLATES, ImageGenerator, OracleGenerator, config_hash, fill_template, image_seed
-from neuroneval.cosy.generators import build_generator, strip_template
+from neuroneval.cosy.generators import build_generator
+from neuroneval.cosy.prompts import strip_template
 from neuroneval.worlds import build_vision_world
 from neuroneval.worlds.render import COLOURS
 

@@ -1,10 +1,25 @@
-"""A synthetic probing set with a planted unit–concept structure, for the crowd tests."""
+"""A synthetic probing set with a planted unit–concept structure, and the whole simulated study, for the crowd tests."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+
+from neuroneval.crowd import (
+    AGGREGATION_METHODS,
+    SAMPLING_METHODS,
+    AggregationOptions,
+    CostReductionOptions,
+    SamplingOptions,
+    SimulationOptions,
+    aggregation_study,
+    cost_reduction_table,
+    sampling_study,
+    select_explanations,
+)
 
 
 @dataclass(frozen=True)
@@ -54,4 +69,47 @@ def planted_world(
         planted=planted,
         unit_ids=[f"u{k}" for k in range(n_units)],
         concept_names=names,
+    )
+
+
+def simulated_study_tables(
+    activations: np.ndarray,
+    labels: np.ndarray,
+    pseudo_labels: np.ndarray | None = None,
+    *,
+    unit_ids: Sequence[str],
+    concept_names: Sequence[str] | None = None,
+    sample_sizes: Sequence[int],
+    costs: Sequence[int],
+    rater_counts: Sequence[int],
+    n_trials: int,
+    n_boot: int,
+    max_units: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The whole simulated study in one call: the sampling, aggregation and cost-reduction tables.
+
+    The workflow runs the same library calls as separate steps. Without ``pseudo_labels`` the ``"pseudo"``
+    sampling and ``"bayes_pseudo"`` aggregation are dropped and the aggregation study samples by activation.
+    """
+    units = select_explanations(
+        activations, labels, pseudo_labels, unit_ids=unit_ids, concept_names=concept_names, max_units=max_units
+    )
+    has_pseudo = units.pseudo_labels is not None
+    simulation = SimulationOptions(n_trials=n_trials)
+    sampling = SamplingOptions(
+        sample_sizes=sample_sizes,
+        methods=tuple(m for m in SAMPLING_METHODS if has_pseudo or m != "pseudo"),
+        simulation=simulation,
+    )
+    aggregation = AggregationOptions(
+        costs=costs,
+        rater_counts=rater_counts,
+        methods=tuple(m for m in AGGREGATION_METHODS if has_pseudo or m != "bayes_pseudo"),
+        sampling="pseudo" if has_pseudo else "activation",
+        simulation=simulation,
+    )
+    sampling_df, sampling_units = sampling_study(units, sampling)
+    aggregation_df, aggregation_units = aggregation_study(units, aggregation)
+    return sampling_df, aggregation_df, cost_reduction_table(
+        sampling_units, aggregation_units, CostReductionOptions(n_boot=n_boot)
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import zlib
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,6 @@ from neuroneval.crowd import (
     RatingsError,
     design_study,
     design_study_files,
-    encode_png,
     estimate_correlations,
     importance_weights,
     ingest_study,
@@ -97,19 +95,6 @@ def test_design_layout(world, tables):
         design_study(activations, pairs.assign(explanation="a free-text explanation"), pseudo_labels=pseudo)
     with pytest.raises(ValueError, match="not a column"):
         design_study(activations, pairs.iloc[:1].assign(unit="nope"), sampling="activation")
-
-
-def test_png_encoder_round_trips():
-    image = np.random.default_rng(0).integers(0, 256, (5, 7, 3), dtype=np.uint8)
-    data = encode_png(image)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    length = int.from_bytes(data[33:37], "big")
-    assert data[37:41] == b"IDAT"
-    raw = np.frombuffer(zlib.decompress(data[41 : 41 + length]), dtype=np.uint8).reshape(5, 1 + 7 * 3)
-    assert np.all(raw[:, 0] == 0)
-    np.testing.assert_array_equal(raw[:, 1:].reshape(5, 7, 3), image)
-    with pytest.raises(ValueError, match="uint8"):
-        encode_png(image.astype(float))
 
 
 def test_pages_are_self_contained(world, tables, tmp_path):

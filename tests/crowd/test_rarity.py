@@ -54,6 +54,6 @@ def test_invalid_options_name_the_knob(knobs: dict, message: str) -> None:
 
 
 def test_from_params_rejects_unknown_keys() -> None:
-    with pytest.raises(ValueError, match="unknown key"):
+    with pytest.raises(ValueError, match="unknown option 'rarity'"):
         RarityStudyOptions.from_params({"rarity": [0.1]})
     assert RarityStudyOptions.from_params({"rarities": [0.1, 0.01]}).rarities == (0.1, 0.01)

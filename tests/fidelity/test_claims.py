@@ -122,7 +122,7 @@ def test_cosy_claims_per_generator() -> None:
 
 def _published_runs(seed: int) -> pd.DataFrame:
     """Runs that reproduce every published cell exactly (n = 500,000, 1,000 draws, small standard errors)."""
-    from neuroneval.sanity.theoretical import load_theoretical_reference
+    from neuroneval.sanity.theoretical_reference import load_theoretical_reference
 
     reference = load_theoretical_reference()
     return pd.DataFrame({"metric": reference["metric"], "test": reference["test"], "gamma": reference["gamma"],

@@ -14,7 +14,8 @@ from neuroneval.sanity.analytical import (
     expected_delta,
     score_after,
 )
-from neuroneval.sanity.theoretical import load_theoretical_reference, theoretical_deltas
+from neuroneval.sanity.theoretical import theoretical_deltas
+from neuroneval.sanity.theoretical_reference import load_theoretical_reference
 
 GAMMAS = (0.499, 0.1, 0.01, 0.001)
 

@@ -66,7 +66,8 @@ from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
 from open_clip.transformer import text_global_pool
 from tqdm.auto import tqdm
 
-from neuroneval.cosy.generators import TEMPLATES, check_request
+from neuroneval.cosy.image_generator import check_request
+from neuroneval.cosy.prompts import TEMPLATES
 from neuroneval.io import write_json
 from neuroneval.models.clip import CaptionTokenizer, load_clip
 from neuroneval.models.training import fit

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.cosy.generators import fill_template
+from neuroneval.cosy.prompts import fill_template
 from neuroneval.cosy.scoring import cosy_scores
 from neuroneval.cosy.synthesis import plan_images
 

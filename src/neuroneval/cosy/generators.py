@@ -12,125 +12,21 @@ Three backends, chosen by params (``cosy.generators``):
 ``diffusers``
     Any diffusers text-to-image pipeline from a local directory or hub id (SDXL in the paper profile).
 
-Contract (:class:`ImageGenerator`): ``generate(prompts, seeds)`` returns ``(len(prompts), H, W, 3)`` uint8 RGB
-and image ``j`` depends only on ``(prompts[j], seeds[j])`` and the generator's :meth:`~ImageGenerator.config`,
-never on its position in the batch or on the other prompts. Seeds come from :func:`image_seed`, a hash of
-(generation seed, prompt, image index), so image sets do not depend on order, batching or parallelism.
+Every backend keeps the contract of :class:`neuroneval.cosy.image_generator.ImageGenerator`; prompts are made
+from explanations by :mod:`neuroneval.cosy.prompts`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-#: The five prompt templates of 002 App. A.3 (Table 5), in the paper's numbering order.
-TEMPLATES: dict[str, str] = {
-    "a": "a {concept}",
-    "painting": "a painting of {concept}",
-    "photo": "photo of {concept}",
-    "realistic": "realistic photo of {concept}",
-    "closeup": "realistic photo of a close up of {concept}",
-}
-#: The paper's default (Prompt 5, best for object-centric datasets).
-DEFAULT_TEMPLATE = "closeup"
+from neuroneval.cosy.image_generator import ImageGenerator, check_request
+from neuroneval.cosy.prompts import strip_template
+
 GENERATOR_NAMES = ("oracle", "embedded", "diffusers")
-SEED_MODULUS = 2**63
-
-
-@runtime_checkable
-class ImageGenerator(Protocol):
-    """What every generator provides (the binding contract between the CoSy modules)."""
-
-    name: str
-    """``"oracle"`` | ``"embedded"`` | ``"diffusers"``."""
-
-    def config(self) -> dict[str, Any]:
-        """JSON-able description; its sorted-key JSON SHA-256 (first 12 hex) is the manifest's config hash."""
-        ...
-
-    def generate(self, prompts: Sequence[str], seeds: Sequence[int]) -> np.ndarray:
-        """``(len(prompts), H, W, 3)`` uint8 RGB; image ``j`` depends only on ``(prompts[j], seeds[j])``."""
-        ...
-
-
-def config_hash(config: Mapping[str, Any]) -> str:
-    """First 12 hex digits of the SHA-256 of ``config`` as sorted-key compact JSON.
-
-    >>> config_hash({"b": 1, "a": [1, 2]}) == config_hash({"a": [1, 2], "b": 1})
-    True
-    """
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
-def image_seed(prompt: str, index: int, *, generation_seed: int = 0) -> int:
-    """The seed of image ``index`` of ``prompt``: SHA-256 of ``(generation_seed, prompt, index)``, in [0, 2**63).
-
-    Stable across runs, machines and Python versions (never Python's ``hash``), and independent of the order
-    in which prompts or images are generated.
-
-    >>> image_seed("a red circle", 0) == image_seed("a red circle", 0)
-    True
-    >>> image_seed("a red circle", 0) != image_seed("a red circle", 1)
-    True
-    """
-    if int(index) < 0:
-        raise ValueError(f"image index must be >= 0, got {index}")
-    key = f"{int(generation_seed)}\x1f{prompt}\x1f{int(index)}".encode()
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % SEED_MODULUS
-
-
-def fill_template(template: str, explanation: str) -> str:
-    """The prompt of ``explanation`` under ``template`` (a key of :data:`TEMPLATES` or a text with ``{concept}``).
-
-    >>> fill_template("closeup", "a red striped circle")
-    'realistic photo of a close up of a red striped circle'
-    """
-    pattern = TEMPLATES.get(template, template)
-    if "{concept}" not in pattern:
-        raise ValueError(f"unknown prompt template {template!r}: use one of {sorted(TEMPLATES)} or a text "
-                         "containing '{concept}'")
-    explanation = str(explanation).strip()
-    if not explanation:
-        raise ValueError("empty explanation: nothing to put in the prompt template")
-    return pattern.replace("{concept}", explanation)
-
-
-def strip_template(prompt: str, templates: Sequence[str] = tuple(TEMPLATES.values())) -> str:
-    """The concept words of a prompt: the longest matching template's fixed text removed (else the prompt).
-
-    >>> strip_template("realistic photo of a close up of a red striped circle")
-    'a red striped circle'
-    """
-    text = " ".join(str(prompt).split())
-    best = text
-    for pattern in sorted(templates, key=len, reverse=True):
-        prefix, _, suffix = pattern.partition("{concept}")
-        if text.startswith(prefix) and text.endswith(suffix) and len(text) > len(prefix) + len(suffix):
-            best = text[len(prefix) : len(text) - len(suffix)].strip()
-            break
-    return best
-
-
-def check_request(prompts: Sequence[str], seeds: Sequence[int]) -> tuple[list[str], list[int]]:
-    """Validate a ``generate`` call: same non-zero length, non-empty prompts, integer seeds in [0, 2**64)."""
-    prompts = [str(prompt) for prompt in prompts]
-    seeds = [int(seed) for seed in seeds]
-    if len(prompts) == 0:
-        raise ValueError("generate() needs at least one prompt, got an empty list")
-    if len(prompts) != len(seeds):
-        raise ValueError(f"generate() got {len(prompts)} prompts but {len(seeds)} seeds; give one seed per prompt")
-    empty = [index for index, prompt in enumerate(prompts) if not prompt.strip()]
-    if empty:
-        raise ValueError(f"generate(): prompt(s) at position {empty[:5]} are empty")
-    bad = [seed for seed in seeds if not 0 <= seed < 2**64]
-    if bad:
-        raise ValueError(f"generate(): seeds must be in [0, 2**64), got {bad[:5]}")
-    return prompts, seeds
 
 
 class OracleGenerator:
@@ -152,8 +48,8 @@ class OracleGenerator:
     name = "oracle"
 
     def __init__(self, world_params: Mapping[str, Any]) -> None:
-        from neuroneval.worlds.vision import _scene_cdf
         from neuroneval.worlds.vision_concepts import build_class_catalogue
+        from neuroneval.worlds.vision_sampling import scene_cdf
 
         keys = ("seed", "image_size", "n_classes", "n_shapes", "n_colours", "n_textures", "n_scenes",
                 "class_prior_ratio", "class_prior_power", "p_large", "position_jitter", "rotation_jitter",
@@ -168,7 +64,7 @@ class OracleGenerator:
             n_colours=int(world_params["n_colours"]), n_textures=int(world_params["n_textures"]),
             seed=int(world_params["seed"]), prior_ratio=float(world_params["class_prior_ratio"]),
             prior_power=float(world_params["class_prior_power"]))
-        self._scene_cdf = _scene_cdf(self.world_params["scene_weights"], int(world_params["n_scenes"]))
+        self._scene_cdf = scene_cdf(self.world_params["scene_weights"], int(world_params["n_scenes"]))
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "world": dict(self.world_params)}
@@ -216,7 +112,7 @@ class OracleGenerator:
             U_RADIUS,
             U_X,
             U_Y,
-            _jittered_colours,
+            jittered_colours,
             render_batch,
             sample_attributes,
         )
@@ -250,7 +146,7 @@ class OracleGenerator:
         free = size / 2 - attributes["radius"] - 0.5
         attributes["centre_x"] = size / 2 + knobs["position_jitter"] * free * (2 * uniforms[:, U_X] - 1)
         attributes["centre_y"] = size / 2 + knobs["position_jitter"] * free * (2 * uniforms[:, U_Y] - 1)
-        attributes["rgb"] = _jittered_colours(attributes["colour"], uniforms[:, 9:12], knobs["colour_jitter"])
+        attributes["rgb"] = jittered_colours(attributes["colour"], uniforms[:, 9:12], knobs["colour_jitter"])
         # distractors were placed around the class-prior object; re-placing them is not needed for a probe image,
         # so they are dropped where they would now overlap the (possibly larger) main object
         overlap = np.hypot(attributes["distractor_centre_x"] - attributes["centre_x"][:, None],

@@ -166,7 +166,7 @@ def _samples(subset: pd.DataFrame, knobs: Mapping[str, Any], unit_names: Sequenc
              synthetic: np.ndarray, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
     """Activation values of a few units for the distribution figure: control sample, true and random images."""
     from neuroneval.cosy.evaluation import image_rows
-    from neuroneval.cosy.generators import fill_template
+    from neuroneval.cosy.prompts import fill_template
 
     column = {name: position for position, name in enumerate(unit_names)}
     units = list(dict.fromkeys(subset["unit"]))[: int(knobs["distributions"]["n_units"])]

@@ -7,7 +7,7 @@ Layout under a generator's root (``data/cosy/<generator>/``)::
     <prompt-slug>/<gseed>-<index>.png   image ``index`` of the prompt under generation seed ``gseed``
     manifest.parquet                    one row per image: prompt, template, explanation, image index, seed, ...
 
-Each image's seed is :func:`~neuroneval.cosy.generators.image_seed` of (generation seed, prompt, index), so a set
+Each image's seed is :func:`~neuroneval.cosy.image_generator.image_seed` of (generation seed, prompt, index), so a set
 does not depend on the order or batching of generation. Generation resumes: images whose file exists (under the
 same generator config) are kept; a changed config invalidates the root's images first.
 """
@@ -27,7 +27,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from neuroneval import io
-from neuroneval.cosy.generators import ImageGenerator, config_hash, fill_template, image_seed
+from neuroneval.cosy.image_generator import ImageGenerator, config_hash, image_seed
+from neuroneval.cosy.prompts import fill_template
 
 MANIFEST_COLUMNS = ["prompt", "template", "explanation", "generation_seed", "image_index", "seed", "generator",
                     "config_hash", "path"]
@@ -113,7 +114,7 @@ def synthesize(generator: ImageGenerator, plan: pd.DataFrame, root: str | Path, 
     Parameters
     ----------
     generator
-        Any :class:`~neuroneval.cosy.generators.ImageGenerator`.
+        Any :class:`~neuroneval.cosy.image_generator.ImageGenerator`.
     plan
         Rows of :func:`plan_images`.
     root

@@ -4,9 +4,14 @@
 - :mod:`~neuroneval.crowd.estimator`: importance-sampling correlation estimate (Eq. 5–6), full-data ρ (Eq. 1).
 - :mod:`~neuroneval.crowd.aggregation`: average, majority vote, Bayes posterior (Eq. 7–8).
 - :mod:`~neuroneval.crowd.raters`: simulated raters and the Relative Correlation Error (Eq. 13).
-- :mod:`~neuroneval.crowd.study`: simulated study (Setting 1, Eq. 9–13): sampling and aggregation curves, per-unit
-  errors, cost-reduction factors.
-- :mod:`~neuroneval.crowd.design` / :mod:`~neuroneval.crowd.ingest`: real studies, from task pages to estimates.
+- Simulated study (Setting 1, Eq. 9–13): :mod:`~neuroneval.crowd.study_units` (units and their explanations,
+  Eq. 9–10), :mod:`~neuroneval.crowd.study_options` (its typed options), :mod:`~neuroneval.crowd.simulation`
+  (per-unit relative errors of simulated studies), :mod:`~neuroneval.crowd.curves` (the curve and per-unit
+  tables), :mod:`~neuroneval.crowd.cost_reduction` (cost-reduction factors at equal RCE),
+  :mod:`~neuroneval.crowd.study_files` (its input tables and per-unit error files).
+- Real studies, from task pages to estimates: :mod:`~neuroneval.crowd.design` (importance-sampled inputs grouped
+  into tasks), :mod:`~neuroneval.crowd.task_pages` (the HTML pages), :mod:`~neuroneval.crowd.study_folder` (the
+  study folder and its file-level entry point), :mod:`~neuroneval.crowd.ingest` (ratings to estimates).
 - :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
 
@@ -18,18 +23,9 @@ from neuroneval.crowd.aggregation import (
     majority_vote,
     pseudo_label_prior,
 )
-from neuroneval.crowd.design import (
-    StudyDesign,
-    design_study,
-    design_study_files,
-    encode_png,
-    read_design,
-    read_media,
-    read_pairs,
-    render_batch_html,
-    vision_world_media,
-    write_study,
-)
+from neuroneval.crowd.cost_reduction import cost_at_rce, cost_reduction_factor, cost_reduction_table
+from neuroneval.crowd.curves import aggregation_study, sampling_study
+from neuroneval.crowd.design import StudyDesign, design_study
 from neuroneval.crowd.estimator import (
     correlation_matrix,
     importance_weights,
@@ -47,25 +43,35 @@ from neuroneval.crowd.ingest import (
 )
 from neuroneval.crowd.raters import relative_correlation_error, relative_errors, simulate_ratings
 from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution, standardize
-from neuroneval.crowd.study import (
-    StudyUnits,
-    aggregation_errors,
-    aggregation_study,
-    cost_at_rce,
-    cost_reduction_factor,
-    cost_reduction_table,
-    sampling_errors,
-    sampling_study,
-    select_explanations,
-    simulated_study_tables,
+from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
+from neuroneval.crowd.study_files import read_study_units, read_unit_errors, write_unit_errors
+from neuroneval.crowd.study_folder import (
+    design_study_files,
+    read_design,
+    read_media,
+    read_pairs,
+    vision_world_media,
+    write_study,
 )
+from neuroneval.crowd.study_options import (
+    AggregationOptions,
+    CostReductionOptions,
+    SamplingOptions,
+    SimulationOptions,
+)
+from neuroneval.crowd.study_units import StudyUnits, select_explanations
+from neuroneval.crowd.task_pages import encode_png, render_batch_html
 from neuroneval.figures.crowd import plot_aggregation_curves, plot_sampling_curves
 
 __all__ = [
     "AGGREGATION_METHODS",
     "SAMPLING_METHODS",
+    "AggregationOptions",
+    "CostReductionOptions",
     "CrowdWarning",
     "RatingsError",
+    "SamplingOptions",
+    "SimulationOptions",
     "StudyDesign",
     "StudyUnits",
     "aggregate",
@@ -94,6 +100,8 @@ __all__ = [
     "read_media",
     "read_pairs",
     "read_ratings",
+    "read_study_units",
+    "read_unit_errors",
     "relative_correlation_error",
     "relative_errors",
     "render_batch_html",
@@ -102,10 +110,10 @@ __all__ = [
     "sampling_study",
     "select_explanations",
     "simulate_ratings",
-    "simulated_study_tables",
     "standardize",
     "vision_world_media",
     "weighted_mean",
     "weighted_std",
     "write_study",
+    "write_unit_errors",
 ]

@@ -57,7 +57,7 @@ def read_ratings(paths: str | Path | Sequence[str | Path], design: StudyDesign) 
     paths
         One path or several (e.g. one file per rater); they are concatenated.
     design
-        The study the ratings belong to (:func:`neuroneval.crowd.design.read_design`).
+        The study the ratings belong to (:func:`neuroneval.crowd.study_folder.read_design`).
 
     Returns
     -------
@@ -298,7 +298,7 @@ def ingest_study(
 
     ``options`` are passed to :func:`estimate_correlations` (method, rater_error, interval, …).
     """
-    from neuroneval.crowd.design import read_design
+    from neuroneval.crowd.study_folder import read_design
 
     design = read_design(design_directory)
     ratings = read_ratings(ratings_paths, design)

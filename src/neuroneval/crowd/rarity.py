@@ -18,8 +18,8 @@ Planted world at rarity γ (n inputs, K units; every unit has its own concept):
   p = γ φ(x − d′) / (γ φ(x − d′) + (1 − γ) φ(x)): a pseudo-labeller of the chosen AUC that knows the
   concept's base rate, as CLIP/SigLIP scores calibrated on the probing set would.
 
-The study itself is :mod:`neuroneval.crowd.study` unchanged: sampling curves (noise-free ratings),
-aggregation curves (raters with error η) and :func:`~neuroneval.crowd.study.cost_reduction_factor`.
+The study itself is :mod:`neuroneval.crowd.simulation` unchanged: sampling curves (noise-free ratings),
+aggregation curves (raters with error η) and :func:`~neuroneval.crowd.cost_reduction.cost_reduction_factor`.
 """
 
 from __future__ import annotations
@@ -32,21 +32,24 @@ import pandas as pd
 from scipy.stats import norm
 from tqdm import tqdm
 
+from neuroneval.crowd.cost_reduction import cost_reduction_factor
 from neuroneval.crowd.estimator import correlation_matrix
-from neuroneval.crowd.study import (
+from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
+from neuroneval.crowd.study_options import (
     DEFAULT_COMPARISONS,
-    StudyUnits,
-    aggregation_errors,
-    cost_reduction_factor,
-    sampling_errors,
+    AggregationOptions,
+    SamplingOptions,
+    SimulationOptions,
 )
+from neuroneval.crowd.study_units import StudyUnits
+from neuroneval.options import Options, OptionsError, check_choice, check_range
 
 #: ImageNet: one class among 1,000 roughly balanced classes (paper 001's units are explained by classes).
 PAPER_RARITY = 0.001
 
 
 @dataclass(frozen=True)
-class RarityStudyOptions:
+class RarityStudyOptions(Options):
     """Knobs of the planted rarity study (``crowd.rarity`` in params.yaml).
 
     Attributes
@@ -95,33 +98,18 @@ class RarityStudyOptions:
     n_boot: int = 1000
     ci_level: float = 0.95
 
-    @classmethod
-    def from_params(cls, knobs: dict) -> RarityStudyOptions:
-        """Options from the ``crowd.rarity`` mapping of params.yaml (lists become tuples)."""
-        values = {key: tuple(value) if isinstance(value, list) else value for key, value in knobs.items()}
-        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ValueError(f"crowd.rarity: unknown key(s) {unknown}")
-        return cls(**values)
-
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         for rarity in self.rarities:
             if not 0 < rarity <= 0.5:
-                raise ValueError(f"crowd.rarity.rarities: {rarity} is not in (0, 0.5]")
+                raise OptionsError(f"RarityStudyOptions.rarities: {rarity} is not in (0, 0.5]")
             if round(rarity * self.n_inputs) < 1:
-                raise ValueError(
-                    f"crowd.rarity: rarity {rarity} x n_inputs {self.n_inputs} rounds to no positive input"
+                raise OptionsError(
+                    f"RarityStudyOptions: rarity {rarity} x n_inputs {self.n_inputs} rounds to no positive input"
                 )
-        if not 0 < self.true_correlation < 1:
-            raise ValueError(f"crowd.rarity.true_correlation must be in (0, 1), got {self.true_correlation}")
-        if not 0.5 < self.pseudo_auc < 1:
-            raise ValueError(f"crowd.rarity.pseudo_auc must be in (0.5, 1), got {self.pseudo_auc}")
-        if self.activation_noise not in ("gaussian", "lognormal"):
-            raise ValueError(
-                f"crowd.rarity.activation_noise must be gaussian or lognormal, got {self.activation_noise!r}"
-            )
-        if self.n_units < 2:
-            raise ValueError(f"crowd.rarity.n_units must be at least 2, got {self.n_units}")
+        check_range(self, "true_correlation", 0.0, 1.0, low_open=True, high_open=True)
+        check_range(self, "pseudo_auc", 0.5, 1.0, low_open=True, high_open=True)
+        check_choice(self, "activation_noise", ("gaussian", "lognormal"))
+        check_range(self, "n_units", 2, integer=True)
 
 
 def _standard_noise(rng: np.random.Generator, shape: tuple[int, int], kind: str) -> np.ndarray:
@@ -181,24 +169,26 @@ def rarity_factors(options: RarityStudyOptions, *, progress: bool = False) -> pd
         ``valid_boot_fraction``, ``median_rho_true``, and the knobs (n_inputs, n_units, true_correlation,
         pseudo_auc, rater_error, n_trials, seed).
     """
-    shared = {"n_trials": options.n_trials, "epsilon": options.epsilon, "ddof": options.ddof, "seed": options.seed}
+    simulation = SimulationOptions(n_trials=options.n_trials, epsilon=options.epsilon, ddof=options.ddof,
+                                   seed=options.seed)
     sampling_methods = ("uniform", "activation", "pseudo")
     aggregation_methods = ("majority", "bayes_uniform", "bayes_pseudo")
+    sampling = SamplingOptions(sample_sizes=options.sample_sizes, methods=sampling_methods, simulation=simulation)
+    aggregation = AggregationOptions(
+        costs=options.costs,
+        rater_counts=options.rater_counts,
+        methods=aggregation_methods,
+        sampling="pseudo",
+        rater_error=options.rater_error,
+        uniform_prior=options.uniform_prior,
+        prior_clip=options.prior_clip,
+        simulation=simulation,
+    )
     rows = []
     for rarity in tqdm(options.rarities, desc="crowd rarity study", unit="rarity", disable=not progress):
         units = planted_units(rarity, options)
-        sampled = sampling_errors(units, sample_sizes=options.sample_sizes, methods=sampling_methods, **shared)
-        aggregated = aggregation_errors(
-            units,
-            costs=options.costs,
-            rater_counts=options.rater_counts,
-            methods=aggregation_methods,
-            sampling="pseudo",
-            rater_error=options.rater_error,
-            uniform_prior=options.uniform_prior,
-            prior_clip=options.prior_clip,
-            **shared,
-        )
+        sampled = sampling_errors(units, sampling)
+        aggregated = aggregation_errors(units, aggregation)
         curves = {
             "sampling": (options.sample_sizes, dict(zip(sampling_methods, sampled["errors"], strict=True))),
             "aggregation": (options.costs, dict(zip(aggregation_methods, aggregated["errors"], strict=True))),

@@ -451,7 +451,7 @@ def reference_cells(runs: pd.DataFrame) -> pd.DataFrame:
 
     ``runs`` are :func:`neuroneval.sanity.theoretical_test` outputs (``ties="reference"``) stacked over seeds.
     Deterministic cells compare the first seed's mean Δs with the published one by its z-score
-    (:func:`~neuroneval.sanity.theoretical.compare_with_reference`, which allows for our fewer draws) and its
+    (:func:`~neuroneval.sanity.theoretical_reference.compare_with_reference`, which allows for our fewer draws) and its
     Decrease Acc within 2 points; stochastic and boundary cells (tie noise, top-and-random samples: one random
     draw shared by all of a run's perturbations) agree when the published value lies within our range over
     seeds, or within :data:`STOCHASTIC_Z` standard errors of the first seed.
@@ -463,7 +463,7 @@ def reference_cells(runs: pd.DataFrame) -> pd.DataFrame:
         ``accuracy_min``/``accuracy_max``, ``delta_agrees`` and ``accuracy_agrees`` (NaN where not judged:
         Decrease Acc of boundary cells, which is a coin flip at −ε).
     """
-    from neuroneval.sanity.theoretical import compare_with_reference
+    from neuroneval.sanity.theoretical_reference import compare_with_reference
 
     first = runs[runs["seed"] == runs["seed"].iloc[0]]
     cells = compare_with_reference(first)

@@ -33,15 +33,11 @@ from neuroneval.sanity.perturb import (
     semantic_extra_labels,
     semantic_missing_labels,
 )
-from neuroneval.sanity.theoretical import (
-    PAPER_DRAWS,
-    PAPER_GAMMAS,
-    PAPER_N,
+from neuroneval.sanity.theoretical import PAPER_DRAWS, PAPER_GAMMAS, PAPER_N, theoretical_deltas, theoretical_test
+from neuroneval.sanity.theoretical_reference import (
     compare_with_reference,
     load_theoretical_reference,
     seed_spread_with_reference,
-    theoretical_deltas,
-    theoretical_test,
 )
 
 __all__ = [

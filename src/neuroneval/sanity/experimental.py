@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.metrics import FeatureCache, get_spec, score, score_pairs
+from neuroneval.metrics import FeatureCache, score, score_pairs
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
-from neuroneval.sanity.params import derived_seed, metric_params
+from neuroneval.sanity.params import derived_seed, is_sampled, metric_params
 from neuroneval.sanity.perturb import (
     TESTS,
     default_strength,
@@ -42,11 +42,6 @@ _PASS_THROUGH = ("device", "chunk_size")
 _METRIC_PARAMS = ("alpha", "lam", "tr_top_fraction", "tr_n_top", "tr_n_random")
 
 Block = Callable[[np.ndarray, range], np.ndarray]
-
-
-def _is_sampled(metric: str) -> bool:
-    spec = get_spec(metric)
-    return any(get_spec(part).kind == "sampled" for part in (spec.components or (spec.name,)))
 
 
 def _engine_params(metric: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -170,7 +165,7 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
     perturbed = np.empty((tested.shape[0], draws))
     n = concept_matrix.shape[0]
     concepts_used, pair_concept = np.unique(tested[:, 1], return_inverse=True)
-    draw_width = 1 if _is_sampled(metric) else max(1, min(draws, block_elements // n))
+    draw_width = 1 if is_sampled(metric) else max(1, min(draws, block_elements // n))
     concepts_per_block = max(1, block_elements // (n * draw_width))
     for block_start in range(0, concepts_used.size, concepts_per_block):
         block = np.arange(block_start, min(concepts_used.size, block_start + concepts_per_block))

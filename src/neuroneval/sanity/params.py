@@ -1,4 +1,4 @@
-"""Small helpers shared by the sanity tests: metric parameters and derived engine seeds."""
+"""Small helpers shared by the sanity tests: metric parameters, sampled metrics and derived engine seeds."""
 
 from __future__ import annotations
 
@@ -17,6 +17,19 @@ def metric_params(metric: str, **candidates: Any) -> dict[str, Any]:
     """
     accepted = set(get_spec(metric).params)
     return {name: value for name, value in candidates.items() if name in accepted and value is not None}
+
+
+def is_sampled(metric: str) -> bool:
+    """Whether ``metric`` (or a component of an ``hmean:`` combination) draws a random top-and-random sample.
+
+    Such metrics (``kind == "sampled"`` in the registry, e.g. ``correlation_tr``) give each draw of a sanity
+    test its own sample, as in the authors' loop, so they are scored one draw at a time.
+
+    >>> is_sampled("correlation_tr"), is_sampled("hmean:iou+spearman_tr"), is_sampled("iou")
+    (True, True, False)
+    """
+    spec = get_spec(metric)
+    return any(get_spec(part).kind == "sampled" for part in (spec.components or (spec.name,)))
 
 
 def derived_seed(*entropy: int) -> int:

@@ -4,7 +4,7 @@
 Copied verbatim from the reference table the project was given (saved cell outputs of the authors'
 ``theoretical_sanity_check.ipynb``, n = 500,000 inputs, 1,000 draws, ε = 0.001, ideal binary neurons whose
 first γ·n inputs are positive), except that the NOTE comment line points at docs/design.md instead of a design
-note outside the repository. :func:`neuroneval.sanity.theoretical.load_theoretical_reference` parses it.
+note outside the repository. :func:`neuroneval.sanity.theoretical_reference.load_theoretical_reference` parses it.
 """
 
 THEORETICAL_REFERENCE_CSV = """\

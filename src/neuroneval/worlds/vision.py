@@ -41,6 +41,7 @@ from neuroneval.worlds.vision_sampling import (
     draw_randomness,
     render_batch,
     sample_attributes,
+    scene_cdf,
     split_code,
 )
 
@@ -112,17 +113,6 @@ def _check_split(split: Any) -> str:
         raise ValueError(
             f"split must be a non-empty string of letters, digits, '_' or '-' (e.g. 'train'), got {split!r}")
     return split
-
-
-def _scene_cdf(scene_weights: Sequence[float] | None, n_scenes: int) -> np.ndarray:
-    if scene_weights is None:
-        weights = np.ones(n_scenes)
-    else:
-        weights = np.asarray(scene_weights, dtype=np.float64)
-        if weights.shape != (n_scenes,) or not np.all(np.isfinite(weights)) or weights.min() < 0 or weights.sum() <= 0:
-            raise ValueError(f"scene_weights must be {n_scenes} non-negative numbers (one per scene) with a positive "
-                             f"sum, got {scene_weights!r}")
-    return np.cumsum(weights / weights.sum())
 
 
 def build_vision_world(
@@ -258,7 +248,7 @@ def build_vision_world(
     }
     start_index = _check_int("start_index", start_index, 0)
     chunk_size = _check_int("chunk_size", chunk_size, 1)
-    scene_cdf = _scene_cdf(scene_weights, n_scenes)
+    scene_cumulative = scene_cdf(scene_weights, n_scenes)
 
     catalogue = build_class_catalogue(
         n_classes, n_shapes=n_shapes, n_colours=n_colours, n_textures=n_textures, seed=seed,
@@ -272,7 +262,7 @@ def build_vision_world(
         for first in range(0, n_images, chunk_size):
             chunk_ids = input_ids[first : first + chunk_size]
             uniforms, noise = draw_randomness(chunk_ids, seed, code, image_size)
-            attributes = sample_attributes(uniforms, catalogue, knobs, scene_cdf)
+            attributes = sample_attributes(uniforms, catalogue, knobs, scene_cumulative)
             images, masks = render_batch(attributes, noise, knobs)
             parts["images"].append(images)
             parts["masks"].append(masks)

@@ -55,7 +55,26 @@ def draw_randomness(indices: np.ndarray, seed: int, code: int, image_size: int) 
     return uniforms, noise
 
 
-def _jittered_colours(colour_index: np.ndarray, uniforms: np.ndarray, jitter: float) -> np.ndarray:
+def scene_cdf(scene_weights: Sequence[float] | None, n_scenes: int) -> np.ndarray:
+    """Cumulative scene distribution: ``cumsum(w / sum(w))`` over the ``n_scenes`` scenes (uniform when None).
+
+    Image scenes are drawn by inverse transform, ``searchsorted(cdf, u)`` of the uniform ``U_SCENE``.
+
+    >>> scene_cdf(None, 4).tolist()
+    [0.25, 0.5, 0.75, 1.0]
+    """
+    if scene_weights is None:
+        weights = np.ones(n_scenes)
+    else:
+        weights = np.asarray(scene_weights, dtype=np.float64)
+        if weights.shape != (n_scenes,) or not np.all(np.isfinite(weights)) or weights.min() < 0 or weights.sum() <= 0:
+            raise ValueError(f"scene_weights must be {n_scenes} non-negative numbers (one per scene) with a positive "
+                             f"sum, got {scene_weights!r}")
+    return np.cumsum(weights / weights.sum())
+
+
+def jittered_colours(colour_index: np.ndarray, uniforms: np.ndarray, jitter: float) -> np.ndarray:
+    """Object RGB: the catalogue colour plus ``jitter · (2u − 1)`` per channel (float32), clipped to [0, 255]."""
     colours = render.COLOUR_TABLE[colour_index] + np.float32(jitter) * (2 * uniforms.astype(np.float32) - 1)
     return np.clip(colours, 0, 255)
 
@@ -88,7 +107,7 @@ def sample_attributes(
         "rotation": np.deg2rad(knobs["rotation_jitter"]) * (2 * uniforms[:, U_ROTATION] - 1),
         "scene": np.minimum(np.searchsorted(scene_cdf, uniforms[:, U_SCENE], side="right"), len(scene_cdf) - 1),
         "scene_variation": uniforms[:, U_SCENE_VARIATION],
-        "rgb": _jittered_colours(catalogue.colour[class_index], uniforms[:, U_COLOUR_JITTER], knobs["colour_jitter"]),
+        "rgb": jittered_colours(catalogue.colour[class_index], uniforms[:, U_COLOUR_JITTER], knobs["colour_jitter"]),
         "texture_phase": uniforms[:, U_TEXTURE_PHASE].astype(np.float32),
         "brightness": 1 + knobs["brightness_jitter"] * (2 * uniforms[:, U_BRIGHTNESS] - 1),
         "caption_choices": uniforms[:, U_CAPTION],
@@ -119,7 +138,7 @@ def sample_attributes(
         slots["centre_x"].append(candidates_x[rows, choice])
         slots["centre_y"].append(candidates_y[rows, choice])
         slots["rotation"].append(np.deg2rad(knobs["rotation_jitter"]) * (2 * block[:, 7] - 1))
-        slots["rgb"].append(_jittered_colours(d_colour, block[:, 4:7], knobs["colour_jitter"]))
+        slots["rgb"].append(jittered_colours(d_colour, block[:, 4:7], knobs["colour_jitter"]))
     for key, values in slots.items():
         attributes[f"distractor_{key}"] = np.stack(values, axis=1)
     return attributes

@@ -1,0 +1,269 @@
+"""The folder of a real crowd study: what ``neuroneval crowd design`` writes and ``crowd ingest`` reads.
+
+A study directory (:func:`write_study`) holds:
+
+- ``pairs.csv``: pair, unit, explanation (plus any extra columns of the requested pairs);
+- ``samples.csv``: one row per (pair, distinct input): pair, unit, explanation, input_id, draws (how often
+  it was drawn), q, weight = p/q = 1/(n q), activation, prior (the pseudo-label score, NaN without one),
+  task, batch, position. Everything the estimator needs later, so ingestion needs no other table;
+- ``tasks.csv``: one row per task for a crowdsourcing platform: task, batch, explanation, n_inputs,
+  input_1 … input_15 (input ids; empty cells in a short last task);
+- ``batch_<b>.html``: one self-contained page per batch (no external resources; images embedded as
+  ``data:`` URIs) where a rater enters a rater id, ticks inputs and presses "Download answers", which saves
+  ``ratings.csv`` with columns task,input,rater,label (label 1 = ticked, 0 = not ticked).
+
+:func:`design_study_files` is the file-level entry point: it reads and checks the activation table, the pairs
+(:func:`read_pairs`) and the optional pseudo-label table and media, designs the study
+(:func:`~neuroneval.crowd.design.design_study`) and writes its folder (:func:`write_study`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neuroneval.crowd.design import SAMPLE_COLUMNS, StudyDesign, design_study
+from neuroneval.crowd.task_pages import render_batch_html
+
+
+def write_study(
+    design: StudyDesign,
+    directory: str | Path,
+    *,
+    media: Mapping[int, object] | None = None,
+    title: str = "Concept rating",
+    info: Mapping[str, object] | None = None,
+) -> list[Path]:
+    """Write ``pairs.csv``, ``samples.csv``, ``tasks.csv``, ``design.json`` and ``batch_<b>.html`` files.
+
+    Parameters
+    ----------
+    design
+        Output of :func:`~neuroneval.crowd.design.design_study`.
+    directory
+        Target directory (created).
+    media
+        Input id → uint8 image or text snippet, embedded in the pages (see
+        :func:`~neuroneval.crowd.task_pages.render_batch_html`).
+    title
+        Page title.
+    info
+        Extra entries for ``design.json`` (e.g. the budget and raters per input the study was planned for).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The written files.
+    """
+    from neuroneval.io import atomic_path, write_csv
+
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    written = [
+        write_csv(target / "pairs.csv", design.pairs),
+        write_csv(target / "samples.csv", design.samples, float_format="%.17g"),
+        write_csv(target / "tasks.csv", design.tasks),
+    ]
+    for batch, batch_tasks in design.tasks.groupby("batch", sort=True):
+        path = target / f"batch_{int(batch):03d}.html"
+        with atomic_path(path) as tmp_path:
+            tmp_path.write_text(render_batch_html(batch_tasks, media=media, title=title), encoding="utf-8")
+        written.append(path)
+    summary = {
+        "pairs": len(design.pairs),
+        "tasks": len(design.tasks),
+        "distinct_inputs": len(design.samples),
+        "draws": int(design.samples["draws"].sum()),
+        **(info or {}),
+    }
+    meta_path = target / "design.json"
+    with atomic_path(meta_path) as tmp_path:
+        tmp_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    written.append(meta_path)
+    return written
+
+
+def read_design(directory: str | Path) -> StudyDesign:
+    """Read a study directory written by :func:`write_study`."""
+    source = Path(directory)
+    try:
+        pairs = pd.read_csv(source / "pairs.csv", dtype={"unit": str, "explanation": str})
+        samples = pd.read_csv(source / "samples.csv", dtype={"unit": str, "explanation": str, "task": str})
+        tasks = pd.read_csv(source / "tasks.csv", dtype={"task": str, "explanation": str})
+    except FileNotFoundError as error:
+        raise ValueError(f"{source} is not a complete study directory: {error}") from error
+    missing = set(SAMPLE_COLUMNS) - set(samples.columns)
+    if missing:
+        raise ValueError(f"{source / 'samples.csv'} is missing column(s) {sorted(missing)}")
+    return StudyDesign(pairs=pairs, samples=samples, tasks=tasks)
+
+
+def read_media(path: str | Path, input_ids: np.ndarray) -> dict[int, object]:
+    """Media for the study pages from a file.
+
+    ``.npy``: a uint8 array (n, H, W[, C]) whose rows follow ``input_ids`` (the activation table's order);
+    ``.csv``: columns ``input_id,text`` of text snippets.
+    """
+    source = Path(path)
+    if source.suffix == ".npy":
+        images = np.load(source)
+        if images.dtype != np.uint8 or images.shape[0] != len(input_ids):
+            raise ValueError(
+                f"{source}: expected a uint8 array with one image per input ({len(input_ids)}), "
+                f"got {images.dtype} of shape {images.shape}"
+            )
+        return {int(i): images[row] for row, i in enumerate(input_ids)}
+    if source.suffix == ".csv":
+        snippets = pd.read_csv(source, dtype={"text": str})
+        if not {"input_id", "text"} <= set(snippets.columns):
+            raise ValueError(f"{source}: expected columns input_id,text")
+        return {int(i): str(t) for i, t in zip(snippets["input_id"], snippets["text"], strict=True)}
+    raise ValueError(f"{source}: media must be a .npy image array or a .csv of input_id,text")
+
+
+def read_pairs(
+    path: str | Path,
+    *,
+    unit_names: Sequence[str],
+    concept_names: Sequence[str] | None = None,
+    unit_source: str = "the activation table",
+    concept_source: str = "the concept table",
+) -> pd.DataFrame:
+    """Read and check a pairs CSV (``unit,explanation``, extra columns kept) against the tables it refers to.
+
+    Parameters
+    ----------
+    path
+        CSV with columns ``unit`` and ``explanation`` (the explanations contract, docs/design.md §2.5).
+    unit_names
+        Unit columns of the activation table; every ``unit`` must be one of them.
+    concept_names
+        Concept columns of the pseudo-label table; when given, every ``explanation`` must be one of them.
+    unit_source, concept_source
+        How the error messages name the two tables (their file paths).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, line (header = line 1) and column: missing columns, empty cells, unknown unit,
+        unknown explanation, a (unit, explanation) pair listed twice, or no pair at all.
+    """
+    source = Path(path)
+    try:
+        pairs = pd.read_csv(source, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError as error:
+        raise ValueError(f"{source}: empty file; expected header unit,explanation") from error
+    missing = [column for column in ("unit", "explanation") if column not in pairs.columns]
+    if missing:
+        raise ValueError(f"{source}, line 1: missing column(s) {', '.join(missing)}; expected header unit,explanation")
+    if pairs.empty:
+        raise ValueError(f"{source}: no pairs (only a header)")
+    units, concepts = set(map(str, unit_names)), None if concept_names is None else set(map(str, concept_names))
+    seen: dict[tuple[str, str], int] = {}
+    for row, (unit, explanation) in enumerate(zip(pairs["unit"], pairs["explanation"], strict=True)):
+        where = f"{source}, line {row + 2}"
+        for column, value in (("unit", unit), ("explanation", explanation)):
+            if not value.strip():
+                raise ValueError(f"{where}, column {column}: empty value")
+        if unit not in units:
+            raise ValueError(f"{where}, column unit: unknown unit {unit!r} (not a column of {unit_source})")
+        if concepts is not None and explanation not in concepts:
+            raise ValueError(
+                f"{where}, column explanation: unknown explanation {explanation!r} (not a concept column of "
+                f"{concept_source})"
+            )
+        if (unit, explanation) in seen:
+            first = seen[unit, explanation]
+            raise ValueError(f"{where}: pair ({unit}, {explanation}) is listed twice (first at line {first})")
+        seen[unit, explanation] = row + 2
+    return pairs
+
+
+def vision_world_media(directory: str | Path, input_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The images of a vision world (:func:`neuroneval.worlds.load_vision_world`) for the given input ids.
+
+    Raises ``ValueError`` naming the world and the first ids it does not hold.
+    """
+    from neuroneval.worlds import load_vision_world
+
+    world = load_vision_world(Path(directory))
+    rows = {int(i): row for row, i in enumerate(world.labels["input_id"].to_numpy(dtype=np.int64))}
+    wanted = [int(i) for i in input_ids]
+    missing = [i for i in wanted if i not in rows]
+    if missing:
+        raise ValueError(f"{directory}: the world has no image for input id(s) {missing[:5]} of the study")
+    return {i: world.images[rows[i]] for i in wanted}
+
+
+def design_study_files(
+    activations_path: str | Path,
+    pairs_path: str | Path,
+    directory: str | Path,
+    *,
+    pseudo_labels_path: str | Path | None = None,
+    media_path: str | Path | None = None,
+    world_path: str | Path | None = None,
+    title: str = "Concept rating",
+    info: Mapping[str, object] | None = None,
+    **options: object,
+) -> list[Path]:
+    """File-level :func:`~neuroneval.crowd.design.design_study` + :func:`write_study` (``neuroneval crowd design``).
+
+    Parameters
+    ----------
+    activations_path
+        Activation table (Parquet, contract of docs/design.md §2.1).
+    pairs_path
+        CSV with columns unit,explanation (e.g. an explanations file), checked by :func:`read_pairs`; with a
+        pseudo-label table every explanation must be one of its concept columns.
+    directory
+        Output study directory.
+    pseudo_labels_path
+        Concept table of pseudo-label scores whose columns are the explanation texts.
+    media_path
+        Optional media for the pages (:func:`read_media`).
+    world_path
+        Optional vision world directory whose images the pages show (:func:`vision_world_media`); pages show
+        input ids when neither media nor a world is given.
+    title
+        Page title.
+    info
+        Extra entries for ``design.json``.
+    options
+        Passed to :func:`~neuroneval.crowd.design.design_study` (n_draws, sampling, epsilon, inputs_per_task,
+        tasks_per_batch, seed).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The written files.
+    """
+    from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table
+
+    if media_path is not None and world_path is not None:
+        raise ValueError("give media or a world directory for the pages, not both")
+    activations, _ = read_activation_table(activations_path)
+    pseudo = None
+    if pseudo_labels_path is not None:
+        pseudo, _ = read_concept_table(pseudo_labels_path)
+        check_matching_ids(
+            activations, pseudo, first_source=str(activations_path), second_source=str(pseudo_labels_path)
+        )
+    pairs = read_pairs(
+        pairs_path,
+        unit_names=[c for c in activations.columns if c != "input_id"],
+        concept_names=None if pseudo is None else [c for c in pseudo.columns if c != "input_id"],
+        unit_source=str(activations_path),
+        concept_source=str(pseudo_labels_path),
+    )
+    design = design_study(activations, pairs, pseudo_labels=pseudo, **options)
+    media = None
+    if media_path is not None:
+        media = read_media(media_path, activations["input_id"].to_numpy())
+    elif world_path is not None:
+        media = vision_world_media(world_path, design.samples["input_id"].unique())
+    return write_study(design, directory, media=media, title=title, info=info)

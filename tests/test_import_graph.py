@@ -1,0 +1,148 @@
+"""The package's import graph, read with :mod:`ast`: no private name crosses a package, no module import loop.
+
+A module is a file under ``src/neuroneval``; its package is the first name below ``neuroneval`` (``crowd``,
+``worlds``, … or the module itself for top-level files). Every import counts, also those inside functions:
+a lazy import hides a loop from Python but not from a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "neuroneval"
+#: Packages whose private imports are being moved by the glue clean-up of issue 18; empty it once that lands.
+PRIVATE_IMPORTS_ALLOWED_IN = ("pipeline", "metrics")
+
+
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for path in sorted((SOURCE / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+MODULES = _module_names()
+
+
+def _imports(module: str) -> Iterator[tuple[str, str | None, int]]:
+    """(imported module, imported name or None, line) of every ``neuroneval`` import of ``module``."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                yield source, alias.name, node.lineno
+
+
+def _top_package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_the_scan_sees_the_package() -> None:
+    assert {"neuroneval.crowd", "neuroneval.cosy.generators", "neuroneval.worlds.vision"} <= set(MODULES)
+
+
+def test_no_module_imports_a_private_name_from_another_package() -> None:
+    found = []
+    for module in MODULES:
+        if _top_package(module) in PRIVATE_IMPORTS_ALLOWED_IN:
+            continue
+        for source, name, line in _imports(module):
+            if not source.startswith(PACKAGE) or _top_package(source) == _top_package(module):
+                continue
+            private = [part for part in source.split(".") if _is_private(part)]
+            if name is not None and _is_private(name):
+                private.append(name)
+            if private:
+                found.append(f"{MODULES[module].relative_to(SOURCE)}:{line} imports {private} from {source}")
+    assert not found, "private names imported across packages:\n" + "\n".join(found)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for module in MODULES:
+        for source, name, _ in _imports(module):
+            target = f"{source}.{name}" if name is not None and f"{source}.{name}" in MODULES else source
+            if target in MODULES and target != module:
+                graph[module].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            successor = next(successors, None)
+            if successor is not None:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                elif successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}, "c": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}}, [["a", "b", "c"]]),
+    ],
+)
+def test_the_cycle_finder_finds_loops(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert _cycles(graph) == expected
+
+
+def test_no_import_loop_between_modules_of_the_package() -> None:
+    loops = _cycles(_import_graph())
+    assert not loops, "modules that import each other (directly or in a loop):\n" + "\n".join(map(str, loops))
