@@ -34,5 +34,5 @@ rule all:
         "results/ceiling.csv",
 
 
-# Every rule runs a script and passes `code=code_version("<script>.py")` (workflow/rules/common.smk).
-code_version.check(workflow.rules)
+# Every rule runs workflow/scripts/step.py and passes `step=step_version("<step>")` (workflow/rules/common.smk).
+step_version.check(workflow.rules)

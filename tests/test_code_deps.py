@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from neuroneval.pipeline.code_deps import CodeIndex, ScriptVersions, dvc_code_deps, snakefile_imports
+from neuroneval.pipeline.code_deps import CodeIndex, StepVersions, dvc_code_deps, pipeline_steps, snakefile_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +29,12 @@ LIBRARY = {
     "neuroneval/pkg/__init__.py": "from .engine import score\n",
     "neuroneval/pkg/engine.py": ("def score():\n    return _kernel()\n\n\ndef _kernel():\n    return 4\n\n\n"
                                  "def spare():\n    return 5\n"),
+    "neuroneval/pipeline/__init__.py": "",
+    "neuroneval/pipeline/runner.py": "def run_step(step, snakemake):\n    return step(snakemake)\n",
+    "neuroneval/pipeline/demo_steps.py": (
+        "def step_one(job):\n    from neuroneval.alpha import helper\n\n    return helper()\n\n\n"
+        "def step_two(job):\n    from neuroneval.beta import other\n\n    return other()\n\n\n"
+        "def not_a_step(value):\n    return value\n"),
     "neuroneval/registry.py": (
         "def first():\n    return 1\n\n\ndef second():\n    return 2\n\n\n"
         "def lookup(name):\n    return globals()[name]()\n"),
@@ -134,25 +140,57 @@ def test_a_rule_file_counts_by_its_import_lines_and_whole_modules_it_imports(tre
         <= set(units)
 
 
-def test_rules_must_pass_their_code_version(tree: Path) -> None:
-    versions = ScriptVersions(tree / "scripts", CodeIndex(tree / "src"))
-    good = SimpleNamespace(name="a", script="../scripts/script_a.py", params={"code": versions("script_a.py")})
+def test_steps_are_the_job_functions_of_the_pipeline_modules(tree: Path) -> None:
+    assert pipeline_steps(tree / "src") == {"step_one": "neuroneval.pipeline.demo_steps",
+                                            "step_two": "neuroneval.pipeline.demo_steps"}
+    (tree / "src/neuroneval/pipeline/more_steps.py").write_text("def step_one(job):\n    return 0\n")
+    with pytest.raises(ValueError, match="'step_one' is defined in both"):
+        pipeline_steps(tree / "src")
+
+
+def test_a_step_version_follows_exactly_the_code_the_step_runs(tree: Path) -> None:
+    def versions() -> tuple[str, str]:
+        steps = StepVersions(CodeIndex(tree / "src"))
+        return steps("step_one"), steps("step_two")
+
+    one, two = versions()
+    assert one.startswith("neuroneval.pipeline.demo_steps:step_one@sha256:") and two.partition("@")[2]
+    alpha = tree / "src/neuroneval/alpha.py"
+    alpha.write_text(alpha.read_text().replace("return 1\n", "return 2\n", 1))  # _inner, run by step_one only
+    changed_one, same_two = versions()
+    assert changed_one != one and same_two == two
+    runner = tree / "src/neuroneval/pipeline/runner.py"
+    runner.write_text(runner.read_text() + "\n\ndef unused():\n    return 0\n")  # not run: no change
+    assert versions()[1] == two
+    runner.write_text(runner.read_text().replace("return step(snakemake)", "return step(snakemake) or None"))
+    assert versions()[1] != two  # every step runs through run_step
+    with pytest.raises(KeyError, match="no such step function"):
+        StepVersions(CodeIndex(tree / "src"))("not_a_step")
+
+
+def test_rules_must_run_their_step_with_its_version(tree: Path) -> None:
+    versions = StepVersions(CodeIndex(tree / "src"))
+    good = SimpleNamespace(name="a", script="../scripts/step.py", params={"step": versions("step_one")})
     aggregate = SimpleNamespace(name="all", script=None, norun=True, params={})
     versions.check([good, aggregate])
-    stale = SimpleNamespace(name="b", script="../scripts/script_b.py", params={"code": versions("script_a.py")})
-    missing = SimpleNamespace(name="c", script="../scripts/script_a.py", params={})
+    stale = SimpleNamespace(name="b", script="../scripts/step.py",
+                            params={"step": versions("step_one").replace("step_one", "step_two")})
+    missing = SimpleNamespace(name="c", script="../scripts/step.py", params={})
+    own_script = SimpleNamespace(name="e", script="../scripts/own.py", params={})
     shell = SimpleNamespace(name="d", script=None, norun=False, params={})
-    with pytest.raises(ValueError, match="rules must pass") as error:
-        versions.check([good, stale, missing, shell])
+    with pytest.raises(ValueError, match="rules must pass their step") as error:
+        versions.check([good, stale, missing, own_script, shell])
     message = str(error.value)
-    assert "rule b: add `code=code_version('script_b.py'),`" in message
-    assert "rule c: add `code=code_version('script_a.py'),`" in message
+    assert 'rule b: pass `step=step_version("step_two"),`' in message
+    assert 'rule c: pass `step=step_version("<step function>"),`' in message
+    assert "rule e: runs ../scripts/own.py" in message
     assert "rule d: runs shell/run" in message
 
 
 def test_the_repository_closures_are_deterministic() -> None:
     first = dvc_code_deps(ROOT, ["workflow/rules/meta.smk"])
     again = dvc_code_deps(ROOT, ["workflow/rules/meta.smk"])
-    assert first == again and "workflow/scripts/meta_setting.py" in first and "src/neuroneval/meta" in first
-    script = ROOT / "workflow/scripts/meta_setting.py"
-    assert CodeIndex(ROOT / "src").closure(script).version == CodeIndex(ROOT / "src").closure(script).version
+    assert first == again and "workflow/scripts/step.py" in first and "src/neuroneval/meta" in first
+    step = "neuroneval.pipeline.meta_steps:meta_setting"
+    versions = [CodeIndex(ROOT / "src").closure(steps=[step]).version for _ in range(2)]
+    assert versions[0] == versions[1]

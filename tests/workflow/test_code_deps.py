@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_dvc_stages_depend_on_exactly_the_code_they_run() -> None:
-    """Each stage's code deps in dvc.yaml = the Snakefile, common.smk, its rule files and their scripts, and the
-    library files all that code can run (the closure of neuroneval.pipeline.code_deps); nothing missing, nothing
-    extra."""
+    """Each stage's code deps in dvc.yaml = the Snakefile, common.smk, its rule files, the entry script, and the
+    library files their step functions and import lines can run (the closure of neuroneval.pipeline.code_deps);
+    nothing missing, nothing extra."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     problems = []
     for name, (listed, expected) in dvc_stage_code(ROOT, stages).items():
@@ -96,9 +96,9 @@ def test_a_library_change_reruns_the_rules_that_run_it_and_their_downstream(work
         assert planned(workspace) == {}
 
 
-def test_a_changed_script_reruns_its_rule(workspace: Path) -> None:
-    script = workspace / "workflow/scripts/table4.py"
-    with edited(script, lambda text: text + "edited = True\n"):
+def test_a_changed_step_reruns_its_rule(workspace: Path) -> None:
+    steps = workspace / "src/neuroneval/pipeline/meta_steps.py"
+    with edited(steps, add_to_function("table4", "edited = True")):
         assert planned(workspace, ["results/table4.csv"]) == {"table4": 1}
 
 

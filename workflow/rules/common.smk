@@ -3,7 +3,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from neuroneval.external.config import model_files
-from neuroneval.pipeline.code_deps import ScriptVersions
+from neuroneval.pipeline.code_deps import StepVersions
 from neuroneval.pipeline.explain_steps import (
     PSEUDO_METHODS,
     TEXT_METHODS,
@@ -33,10 +33,11 @@ from neuroneval.worlds.digits import check_hierarchy as check_digits_hierarchy
 validate(config, schema="../schemas/params.schema.yaml")
 check_setting_references(config)
 
-# Each script's rule passes `code=code_version("<script>.py")` among its params, a digest of the script and of the
-# library code it can run (neuroneval.pipeline.code_deps). Editing that code changes the param, and Snakemake's
-# params trigger reruns the job, and nothing else. The Snakefile checks that none forgets it.
-code_version = ScriptVersions(Path(workflow.basedir) / "workflow" / "scripts")
+# Rules run workflow/scripts/step.py with `step=step_version("<step function>")` among their params, saying which
+# function of neuroneval.pipeline's *_steps.py modules runs, and a digest of the library code it can run
+# (neuroneval.pipeline.code_deps). Editing that code changes the param, and Snakemake's params trigger reruns the
+# job, and nothing else. The Snakefile checks that no rule forgets it.
+step_version = StepVersions()
 
 SETTINGS = list(config["settings"])
 META_SETTINGS = list(config["meta"]["settings"])
@@ -405,3 +406,34 @@ CONCEPTEVAL_WINDOWS = {
     for key, value in (CONCEPTEVAL.get("windows") or {}).items()
     if key != "subsets"
 }
+
+
+# Neuron viewer (workflow/rules/viewer.smk)
+VIEWER = config.get("viewer") or {}
+VIEWER_SETTINGS = list(VIEWER.get("settings") or META_SETTINGS)
+if set(VIEWER_SETTINGS) - set(SETTINGS):
+    raise ValueError(
+        "params.yaml: viewer.settings names undefined settings "
+        f"{sorted(set(VIEWER_SETTINGS) - set(SETTINGS))}; defined: {sorted(SETTINGS)}"
+    )
+
+
+def viewer_inputs(wildcards):
+    """The setting's tables and world, Table 3 (metrics: sanity) and the built explanations (explanations: true)."""
+    setting = config["settings"][wildcards.setting]
+    world, _, split = setting["dataset"].partition("_")
+    inputs = {
+        "activations": setting_activations(wildcards),
+        "concepts": setting_concepts(wildcards),
+        "truth": setting_truth(wildcards),
+        "world": f"data/worlds/{world}/{split}",
+    }
+    if VIEWER.get("metrics", "sanity") == "sanity":
+        inputs["table3"] = "results/table3.csv"
+    if VIEWER.get("explanations") and wildcards.setting in EXPLAIN_METHOD_FILES:
+        inputs["explanations"] = expand(
+            "explanations/{setting}/{method}.csv",
+            setting=wildcards.setting,
+            method=EXPLAIN_METHOD_FILES[wildcards.setting],
+        )
+    return inputs

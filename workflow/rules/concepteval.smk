@@ -19,14 +19,14 @@ rule concepteval_hidden:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("concepteval_hidden.py"),
+        step=step_version("concepteval_hidden"),
         layer=CONCEPTEVAL.get("layer"),
         site=CONCEPTEVAL.get("site"),
         windows=CONCEPTEVAL_WINDOWS,
         runs=CONCEPTEVAL.get("runs"),
         planted=CONCEPTEVAL.get("families", {}).get("probe", {}).get("planted"),
     script:
-        "../scripts/concepteval_hidden.py"
+        "../scripts/step.py"
 
 
 rule concepteval_sae:
@@ -43,10 +43,10 @@ rule concepteval_sae:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("concepteval_sae.py"),
+        step=step_version("concepteval_sae"),
         training=CONCEPTEVAL.get("families", {}).get("sae", {}).get("training"),
     script:
-        "../scripts/concepteval_sae.py"
+        "../scripts/step.py"
 
 
 rule concepteval_concepts:
@@ -62,10 +62,10 @@ rule concepteval_concepts:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("concepteval_concepts.py"),
+        step=step_version("concepteval_concepts"),
         families=CONCEPTEVAL.get("families"),
     script:
-        "../scripts/concepteval_concepts.py"
+        "../scripts/step.py"
 
 
 rule concepteval_measures:
@@ -86,7 +86,7 @@ rule concepteval_measures:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("concepteval_measures.py"),
+        step=step_version("concepteval_measures"),
         layer=CONCEPTEVAL.get("layer"),
         site=CONCEPTEVAL.get("site"),
         subsets=CONCEPTEVAL.get("windows", {}).get("subsets"),
@@ -94,7 +94,7 @@ rule concepteval_measures:
         patterns=CONCEPTEVAL.get("patterns"),
         readability=CONCEPTEVAL.get("readability"),
     script:
-        "../scripts/concepteval_measures.py"
+        "../scripts/step.py"
 
 
 rule concepteval_tables:
@@ -128,7 +128,7 @@ rule concepteval_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("concepteval_tables.py"),
+        step=step_version("concepteval_tables"),
         subsets=CONCEPTEVAL.get("windows", {}).get("subsets"),
         faithfulness_measures=CONCEPTEVAL.get("faithfulness", {}).get("measures"),
         measurement=CONCEPTEVAL.get("measurement"),
@@ -136,7 +136,7 @@ rule concepteval_tables:
         comparison=CONCEPTEVAL.get("comparison"),
         patterns_shown=CONCEPTEVAL.get("patterns_shown"),
     script:
-        "../scripts/concepteval_tables.py"
+        "../scripts/step.py"
 
 
 rule concepteval_results:

@@ -12,10 +12,10 @@ rule cosy_explanations:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("cosy_explanations.py"),
+        step=step_version("cosy_explanations"),
         cosy=COSY,
     script:
-        "../scripts/cosy_explanations.py"
+        "../scripts/step.py"
 
 
 rule cosy_train_embedded:
@@ -34,10 +34,10 @@ rule cosy_train_embedded:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("cosy_train_embedded.py"),
+        step=step_version("cosy_train_embedded"),
         training=COSY["embedded"]["training"],
     script:
-        "../scripts/cosy_train_embedded.py"
+        "../scripts/step.py"
 
 
 rule cosy_generate:
@@ -56,11 +56,11 @@ rule cosy_generate:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("cosy_generate.py"),
+        step=step_version("cosy_generate"),
         cosy=COSY,
         data_root=config["external"]["data_root"],
     script:
-        "../scripts/cosy_generate.py"
+        "../scripts/step.py"
 
 
 rule cosy_evaluate:
@@ -83,13 +83,13 @@ rule cosy_evaluate:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("cosy_evaluate.py"),
+        step=step_version("cosy_evaluate"),
         cosy=COSY,
         settings={name: SETTING_KNOBS[name] for name in COSY["settings"]},
         activations=config["activations"],
         external=COSY_EXTERNAL,
     script:
-        "../scripts/cosy_evaluate.py"
+        "../scripts/step.py"
 
 
 rule cosy_tables:
@@ -119,10 +119,10 @@ rule cosy_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("cosy_tables.py"),
+        step=step_version("cosy_tables"),
         cosy=COSY,
     script:
-        "../scripts/cosy_tables.py"
+        "../scripts/step.py"
 
 
 rule cosy_results:

@@ -20,12 +20,12 @@ rule crowd_sampling:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("crowd_sampling.py"),
+        step=step_version("crowd_sampling"),
         concepts=config["crowd"]["concepts"],
         simulation=config["crowd"]["simulation"],
         sampling=config["crowd"]["sampling"],
     script:
-        "../scripts/crowd_sampling.py"
+        "../scripts/step.py"
 
 
 rule crowd_aggregation:
@@ -45,12 +45,12 @@ rule crowd_aggregation:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("crowd_aggregation.py"),
+        step=step_version("crowd_aggregation"),
         concepts=config["crowd"]["concepts"],
         simulation=config["crowd"]["simulation"],
         aggregation=config["crowd"]["aggregation"],
     script:
-        "../scripts/crowd_aggregation.py"
+        "../scripts/step.py"
 
 
 rule crowd_summary:
@@ -64,10 +64,10 @@ rule crowd_summary:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("crowd_summary.py"),
+        step=step_version("crowd_summary"),
         summary=config["crowd"]["summary"],
     script:
-        "../scripts/crowd_summary.py"
+        "../scripts/step.py"
 
 
 rule crowd_rarity:
@@ -82,7 +82,7 @@ rule crowd_rarity:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("crowd_rarity.py"),
+        step=step_version("crowd_rarity"),
         rarity=config["crowd"]["rarity"],
     script:
-        "../scripts/crowd_rarity.py"
+        "../scripts/step.py"

@@ -12,10 +12,10 @@ rule digits_world:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("digits_world.py"),
+        step=step_version("digits_world"),
         digits=DIGITS_WORLD,
     script:
-        "../scripts/digits_world.py"
+        "../scripts/step.py"
 
 
 rule train_digits_classifier:
@@ -34,10 +34,10 @@ rule train_digits_classifier:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("train_vision_classifier.py"),
+        step=step_version("train_vision_classifier"),
         spec=digits_model_spec,
     script:
-        "../scripts/train_vision_classifier.py"
+        "../scripts/step.py"
 
 
 rule digits_classifier_activations:
@@ -54,11 +54,11 @@ rule digits_classifier_activations:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("vision_classifier_activations.py"),
+        step=step_version("vision_classifier_activations"),
         extraction=config["activations"],
         dataset=digits_dataset,
     script:
-        "../scripts/vision_classifier_activations.py"
+        "../scripts/step.py"
 
 
 rule digits_label_concepts:
@@ -71,10 +71,10 @@ rule digits_label_concepts:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("vision_label_concepts.py"),
+        step=step_version("vision_label_concepts"),
         dataset=digits_dataset,
     script:
-        "../scripts/vision_label_concepts.py"
+        "../scripts/step.py"
 
 
 rule digits:

@@ -11,7 +11,7 @@ rule explain_setting:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("explain_setting.py"),
+        step=step_version("explain_setting"),
         setting=setting_config,
         spec=explain_spec,
         options=explain_method_options,
@@ -20,7 +20,7 @@ rule explain_setting:
         batch_size=config["activations"]["batch_size"],
         pooling=config["activations"]["pooling"],
     script:
-        "../scripts/explain_setting.py"
+        "../scripts/step.py"
 
 
 rule explain_score:
@@ -35,14 +35,14 @@ rule explain_score:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("explain_score.py"),
+        step=step_version("explain_score"),
         setting=setting_config,
         methods=explain_score_methods,
         holdout_fraction=EXPLAIN.get("holdout_fraction"),
         seed=EXPLAIN.get("random_seed"),
         alpha=EXPLAIN.get("alpha"),
     script:
-        "../scripts/explain_score.py"
+        "../scripts/step.py"
 
 
 rule explain_tables:
@@ -58,12 +58,12 @@ rule explain_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("explain_results.py"),
+        step=step_version("explain_results"),
         n_boot=EXPLAIN.get("n_boot"),
         ci_level=EXPLAIN.get("ci_level"),
         seed=EXPLAIN.get("random_seed"),
     script:
-        "../scripts/explain_results.py"
+        "../scripts/step.py"
 
 
 rule explain_results:

@@ -12,10 +12,10 @@ rule external_image_dataset:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("external_image_dataset.py"),
+        step=step_version("external_image_dataset"),
         dataset=image_dataset_spec,
     script:
-        "../scripts/external_image_dataset.py"
+        "../scripts/step.py"
 
 
 rule external_vision_activations:
@@ -36,13 +36,13 @@ rule external_vision_activations:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
-        code=code_version("external_vision_activations.py"),
+        step=step_version("external_vision_activations"),
         dataset=image_dataset_spec,
         model=vision_model_spec,
         runtime=EXTERNAL_RUNTIME,
         pooling=config["activations"]["pooling"],
     script:
-        "../scripts/external_vision_activations.py"
+        "../scripts/step.py"
 
 
 rule external_image_embeddings:
@@ -62,12 +62,12 @@ rule external_image_embeddings:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
-        code=code_version("external_image_embeddings.py"),
+        step=step_version("external_image_embeddings"),
         dataset=image_dataset_spec,
         model=embedder_spec,
         runtime=EXTERNAL_RUNTIME,
     script:
-        "../scripts/external_image_embeddings.py"
+        "../scripts/step.py"
 
 
 rule external_pseudo_concepts:
@@ -90,13 +90,13 @@ rule external_pseudo_concepts:
         mem_mb=8000,
         gpu=EXTERNAL_GPUS,
     params:
-        code=code_version("external_pseudo_concepts.py"),
+        step=step_version("external_pseudo_concepts"),
         model=embedder_spec,
         pseudo=pseudo_label_spec,
         grids=config["pseudo_labels"],
         runtime=EXTERNAL_RUNTIME,
     script:
-        "../scripts/external_pseudo_concepts.py"
+        "../scripts/step.py"
 
 
 rule external_train_probe:
@@ -111,10 +111,10 @@ rule external_train_probe:
         "../../environment.yml"
     threads: 2
     params:
-        code=code_version("external_train_probe.py"),
+        step=step_version("external_train_probe"),
         probe=external_probe_spec,
     script:
-        "../scripts/external_train_probe.py"
+        "../scripts/step.py"
 
 
 rule external_probe_activations:
@@ -128,9 +128,9 @@ rule external_probe_activations:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("external_probe_activations.py"),
+        step=step_version("external_probe_activations"),
     script:
-        "../scripts/external_probe_activations.py"
+        "../scripts/step.py"
 
 
 rule external_text_dataset:
@@ -145,12 +145,12 @@ rule external_text_dataset:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("external_text_dataset.py"),
+        step=step_version("external_text_dataset"),
         dataset=text_dataset_spec,
         tokenizer_model=text_tokenizer_spec,
         extraction=config["activations"].get("next_token", {}),
     script:
-        "../scripts/external_text_dataset.py"
+        "../scripts/step.py"
 
 
 rule external_lm_activations:
@@ -171,9 +171,9 @@ rule external_lm_activations:
         mem_mb=16000,
         gpu=EXTERNAL_GPUS,
     params:
-        code=code_version("external_lm_activations.py"),
+        step=step_version("external_lm_activations"),
         model=external_lm_spec,
         extraction=config["activations"].get("next_token", {}),
         runtime=EXTERNAL_RUNTIME,
     script:
-        "../scripts/external_lm_activations.py"
+        "../scripts/step.py"

@@ -24,14 +24,14 @@ rule fidelity:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("fidelity.py"),
+        step=step_version("fidelity"),
         paper_settings={
             name: PAPER_SETTINGS[name]
             for name in META_SETTINGS
             if name in PAPER_SETTINGS
         },
     script:
-        "../scripts/fidelity.py"
+        "../scripts/step.py"
 
 
 rule fidelity_reference_check:
@@ -45,9 +45,9 @@ rule fidelity_reference_check:
         "../../environment.yml"
     threads: 8
     params:
-        code=code_version("fidelity_reference_check.py"),
+        step=step_version("fidelity_reference_check"),
         theoretical=SANITY["theoretical"],
         check=SANITY["reference_check"],
         epsilon=SANITY["epsilon"],
     script:
-        "../scripts/fidelity_reference_check.py"
+        "../scripts/step.py"

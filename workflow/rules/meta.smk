@@ -13,11 +13,11 @@ rule meta_setting:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("meta_setting.py"),
+        step=step_version("meta_setting"),
         setting=setting_config,
         meta=META_KNOBS,
     script:
-        "../scripts/meta_setting.py"
+        "../scripts/step.py"
 
 
 rule ceiling_setting:
@@ -37,11 +37,11 @@ rule ceiling_setting:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("ceiling_setting.py"),
+        step=step_version("ceiling_setting"),
         setting=setting_config,
         meta=META_KNOBS,
     script:
-        "../scripts/ceiling_setting.py"
+        "../scripts/step.py"
 
 
 rule ceiling:
@@ -56,9 +56,9 @@ rule ceiling:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("ceiling.py"),
+        step=step_version("ceiling"),
     script:
-        "../scripts/ceiling.py"
+        "../scripts/step.py"
 
 
 rule table4:
@@ -74,8 +74,8 @@ rule table4:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("table4.py"),
+        step=step_version("table4"),
         settings=META_SETTINGS,
         metrics=METRIC_NAMES,
     script:
-        "../scripts/table4.py"
+        "../scripts/step.py"

@@ -14,10 +14,10 @@ rule train_vision_classifier:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("train_vision_classifier.py"),
+        step=step_version("train_vision_classifier"),
         spec=model_spec,
     script:
-        "../scripts/train_vision_classifier.py"
+        "../scripts/step.py"
 
 
 rule models:
@@ -45,10 +45,10 @@ rule train_language_model:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("train_language_model.py"),
+        step=step_version("train_language_model"),
         spec=language_model_spec,
     script:
-        "../scripts/train_language_model.py"
+        "../scripts/step.py"
 
 
 rule train_contrastive_model:
@@ -67,10 +67,10 @@ rule train_contrastive_model:
     resources:
         mem_mb=4000,
     params:
-        code=code_version("train_contrastive_model.py"),
+        step=step_version("train_contrastive_model"),
         spec=contrastive_model_spec,
     script:
-        "../scripts/train_contrastive_model.py"
+        "../scripts/step.py"
 
 
 rule train_probe:
@@ -88,7 +88,7 @@ rule train_probe:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("train_probe.py"),
+        step=step_version("train_probe"),
         spec=probe_spec,
     script:
-        "../scripts/train_probe.py"
+        "../scripts/step.py"

@@ -12,10 +12,10 @@ rule vision_classifier_activations:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("vision_classifier_activations.py"),
+        step=step_version("vision_classifier_activations"),
         extraction=config["activations"],
     script:
-        "../scripts/vision_classifier_activations.py"
+        "../scripts/step.py"
 
 
 rule vision_label_concepts:
@@ -28,9 +28,9 @@ rule vision_label_concepts:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("vision_label_concepts.py"),
+        step=step_version("vision_label_concepts"),
     script:
-        "../scripts/vision_label_concepts.py"
+        "../scripts/step.py"
 
 
 rule setting_truth:
@@ -45,10 +45,10 @@ rule setting_truth:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("setting_truth.py"),
+        step=step_version("setting_truth"),
         setting=setting_config,
     script:
-        "../scripts/setting_truth.py"
+        "../scripts/step.py"
 
 
 rule tables:
@@ -67,10 +67,10 @@ rule text_label_concepts:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("text_label_concepts.py"),
+        step=step_version("text_label_concepts"),
         extraction=config["activations"].get("next_token", {}),
     script:
-        "../scripts/text_label_concepts.py"
+        "../scripts/step.py"
 
 
 rule lm_next_token_activations:
@@ -87,10 +87,10 @@ rule lm_next_token_activations:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("lm_next_token_activations.py"),
+        step=step_version("lm_next_token_activations"),
         extraction=config["activations"].get("next_token", {}),
     script:
-        "../scripts/lm_next_token_activations.py"
+        "../scripts/step.py"
 
 
 rule vision_pseudo_concepts:
@@ -109,10 +109,10 @@ rule vision_pseudo_concepts:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("vision_pseudo_concepts.py"),
+        step=step_version("vision_pseudo_concepts"),
         pseudo=config.get("pseudo_labels", {}),
     script:
-        "../scripts/vision_pseudo_concepts.py"
+        "../scripts/step.py"
 
 
 rule probe_activations:
@@ -128,9 +128,9 @@ rule probe_activations:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("probe_activations.py"),
+        step=step_version("probe_activations"),
     script:
-        "../scripts/probe_activations.py"
+        "../scripts/step.py"
 
 
 rule lm_ideal_activations:
@@ -146,7 +146,7 @@ rule lm_ideal_activations:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("lm_ideal_activations.py"),
+        step=step_version("lm_ideal_activations"),
         extraction=config["activations"].get("next_token", {}),
     script:
-        "../scripts/lm_ideal_activations.py"
+        "../scripts/step.py"

@@ -18,8 +18,8 @@ rule worlds_report:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("worlds_report.py"),
+        step=step_version("worlds_report"),
         settings=SETTING_KNOBS,
         descriptions=SETTING_DESCRIPTIONS,
     script:
-        "../scripts/worlds_report.py"
+        "../scripts/step.py"

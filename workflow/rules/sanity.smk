@@ -16,12 +16,12 @@ rule sanity_hyperparameters:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("sanity_hyperparameters.py"),
+        step=step_version("sanity_hyperparameters"),
         setting=setting_config,
         meta=META_KNOBS,
         metrics=sanity_search_metrics,
     script:
-        "../scripts/sanity_hyperparameters.py"
+        "../scripts/step.py"
 
 
 rule sanity_experimental:
@@ -40,13 +40,13 @@ rule sanity_experimental:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("sanity_experimental.py"),
+        step=step_version("sanity_experimental"),
         setting=setting_config,
         meta=META_KNOBS,
         sanity=SANITY,
         metrics=sanity_experimental_metrics,
     script:
-        "../scripts/sanity_experimental.py"
+        "../scripts/step.py"
 
 
 rule sanity_theoretical:
@@ -62,13 +62,13 @@ rule sanity_theoretical:
         "../../environment.yml"
     threads: 8
     params:
-        code=code_version("sanity_theoretical.py"),
+        step=step_version("sanity_theoretical"),
         metrics=sanity_theoretical_metrics,
         theoretical=SANITY["theoretical"],
         epsilon=SANITY["epsilon"],
         seed=SANITY["seed"],
     script:
-        "../scripts/sanity_theoretical.py"
+        "../scripts/step.py"
 
 
 rule sanity_ablation:
@@ -87,14 +87,14 @@ rule sanity_ablation:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("sanity_ablation.py"),
+        step=step_version("sanity_ablation"),
         setting=SETTING_KNOBS[SANITY_ABLATION_SETTING],
         setting_name=SANITY_ABLATION_SETTING,
         meta=META_KNOBS,
         sanity=SANITY,
         metrics=SANITY["metrics"],
     script:
-        "../scripts/sanity_ablation.py"
+        "../scripts/step.py"
 
 
 rule sanity_shift:
@@ -110,14 +110,14 @@ rule sanity_shift:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("sanity_shift.py"),
+        step=step_version("sanity_shift"),
         setting=SETTING_KNOBS[SANITY_SHIFT_SETTING],
         setting_name=SANITY_SHIFT_SETTING,
         meta=META_KNOBS,
         constant=SANITY["shift"]["constant"],
         metrics=SANITY["metrics"],
     script:
-        "../scripts/sanity_shift.py"
+        "../scripts/step.py"
 
 
 rule sanity_table3:
@@ -135,10 +135,10 @@ rule sanity_table3:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("sanity_table3.py"),
+        step=step_version("sanity_table3"),
         sanity=SANITY,
     script:
-        "../scripts/sanity_table3.py"
+        "../scripts/step.py"
 
 
 rule sanity_theoretical_tables:
@@ -158,10 +158,10 @@ rule sanity_theoretical_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("sanity_theoretical_tables.py"),
+        step=step_version("sanity_theoretical_tables"),
         sanity=SANITY,
     script:
-        "../scripts/sanity_theoretical_tables.py"
+        "../scripts/step.py"
 
 
 rule sanity_meta_tables:
@@ -179,12 +179,12 @@ rule sanity_meta_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("sanity_meta_tables.py"),
+        step=step_version("sanity_meta_tables"),
         meta_settings=META_SETTINGS,
         meta_metrics=METRIC_NAMES,
         sanity=SANITY,
     script:
-        "../scripts/sanity_meta_tables.py"
+        "../scripts/step.py"
 
 
 rule sanity_ablation_tables:
@@ -207,10 +207,10 @@ rule sanity_ablation_tables:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("sanity_ablation_tables.py"),
+        step=step_version("sanity_ablation_tables"),
         sanity=SANITY,
     script:
-        "../scripts/sanity_ablation_tables.py"
+        "../scripts/step.py"
 
 
 rule sanity_ties:
@@ -227,10 +227,10 @@ rule sanity_ties:
     conda:
         "../../environment.yml"
     params:
-        code=code_version("sanity_ties.py"),
+        step=step_version("sanity_ties"),
         sanity=SANITY,
     script:
-        "../scripts/sanity_ties.py"
+        "../scripts/step.py"
 
 
 rule sanity_results:

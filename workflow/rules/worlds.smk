@@ -9,11 +9,11 @@ rule vision_world:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("vision_world.py"),
+        step=step_version("vision_world"),
         world=config["world"]["vision"],
         n_images=world_split_size,
     script:
-        "../scripts/vision_world.py"
+        "../scripts/step.py"
 
 
 rule worlds:
@@ -36,8 +36,8 @@ rule text_world:
         "../../environment.yml"
     threads: 1
     params:
-        code=code_version("text_world.py"),
+        step=step_version("text_world"),
         world=config["world"]["text"],
         n_documents=text_split_size,
     script:
-        "../scripts/text_world.py"
+        "../scripts/step.py"

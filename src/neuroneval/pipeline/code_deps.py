@@ -1,6 +1,6 @@
-"""Which library code a workflow script runs, and a version of it that changes exactly when that code changes.
+"""Which library code a workflow step runs, and a version of it that changes exactly when that code changes.
 
-A rule's ``script:`` calls one step function, and steps import what they need inside their bodies, so following
+A rule runs one step function, and steps import what they need inside their bodies, so following
 imports file by file would tie every rule to nearly the whole library. :meth:`CodeIndex.closure` follows them
 definition by definition instead, with :mod:`ast` only (nothing is imported or run):
 
@@ -18,7 +18,8 @@ definition by definition instead, with :mod:`ast` only (nothing is imported or r
 of each reached piece, so comments, formatting and docstrings never change it and any change to code a script
 can run does. :attr:`Closure.files` is the set of files holding that code: what a DVC stage must depend on.
 
-The workflow passes ``code=code_version("<script>.py")`` as a rule param (``workflow/rules/common.smk``), so
+Every rule passes ``step=step_version("<step>")`` as a param (:class:`StepVersions`, ``workflow/rules/common.smk``):
+which step function of ``neuroneval.pipeline`` it runs, with the version of the code that step can run, so
 Snakemake's params trigger reruns exactly the rules whose code changed; ``tests/workflow/test_code_deps.py``
 checks dvc.yaml's code deps against :func:`dvc_code_deps`. ``python -m neuroneval.pipeline.code_deps`` prints
 the code deps each stage of dvc.yaml should have.
@@ -39,6 +40,7 @@ PACKAGE = "neuroneval"
 #: Python files that are not Snakefiles/rule files are parsed whole; anything else only for its import lines.
 _PYTHON_SUFFIX = ".py"
 _SCRIPT = re.compile(r'^\s*script:\s*\n?\s*"([^"]+)"', re.MULTILINE)
+_STEP = re.compile(r'step_version\(\s*"(\w+)"\s*\)')
 #: The target of a computed ``importlib.import_module(...)``: any module of the library.
 _ANYTHING = "*"
 
@@ -350,10 +352,12 @@ class CodeIndex:
             self._edge_cache[key] = frozenset(edges)
         return self._edge_cache[key]
 
-    def closure(self, *entries: Path) -> Closure:
-        """What ``entries`` can run. A ``.py`` entry is a script, followed like library code; any other file is a
-        Snakefile or rule file, not Python: only its import statements are read, and everything they name counts
-        as called (all functions of a module it imports whole, ``import a.b as x``)."""
+    def closure(self, *entries: Path, steps: Iterable[str] = ()) -> Closure:
+        """What ``entries`` and ``steps`` can run. A ``.py`` entry is a script, followed like library code; any other
+        file is a Snakefile or rule file, not Python: only its import statements are read, and everything they name
+        counts as called (all functions of a module it imports whole, ``import a.b as x``). A step
+        (``"module:function"``, a step function of :mod:`neuroneval.pipeline`) counts as a script calling it
+        through :func:`neuroneval.pipeline.runner.run_step`, as the workflow's one entry script does."""
         todo: list[tuple[_Source, str]] = []
         for entry in entries:
             source = self.entry(entry)
@@ -363,6 +367,7 @@ class CodeIndex:
                     for target in targets if bound_name is not None else ():
                         todo += (self._all_nodes(target.module) if target.attr is None
                                  else self._attr_nodes(target.module, target.attr))
+        todo += [(self._step_entry(step), "") for step in steps]
         reached: set[tuple[_Source, str]] = set()
         while todo:
             node = todo.pop()
@@ -370,8 +375,20 @@ class CodeIndex:
                 reached.add(node)
                 todo.extend(self._edges(*node))
         units = {(source.name, name): source.digest(name) for source, name in reached}
-        files = sorted({source.path for source, _ in reached})
+        files = sorted({source.path for source, _ in reached if source.path.is_file()})
         return Closure(tuple(Path(entry) for entry in entries), units, tuple(files))
+
+    def _step_entry(self, step: str) -> _Source:
+        """A virtual script that runs step ``"module:function"`` as ``workflow/scripts/step.py`` does."""
+        module, _, function = step.partition(":")
+        if not function or self.module_path(module) is None:
+            raise ValueError(f"step {step!r}: expected 'neuroneval.pipeline.<module>:<function>' of an existing module")
+        key = Path(f"<step {step}>")
+        if key not in self._entries:
+            text = (f"from neuroneval.pipeline.runner import run_step\nfrom {module} import {function}\n\n"
+                    f"run_step({function}, snakemake)\n")
+            self._entries[key] = _Source(f"<step {step}>", key, text, package=None)  # no file: not in Closure.files
+        return self._entries[key]
 
 
 def _absolute(source: _Source, module: str | None, level: int) -> str | None:
@@ -392,59 +409,96 @@ def rule_scripts(rule_file: Path) -> list[Path]:
     return [(rule_file.parent / name).resolve() for name in _SCRIPT.findall(rule_file.read_text())]
 
 
-class ScriptVersions:
-    """``versions("x.py")``: the :attr:`Closure.version` of ``scripts/x.py``, memoized. Rules pass it as
-    ``params: code=...``; :meth:`check` makes sure every rule with a script does."""
+def rule_steps(rule_file: Path) -> list[str]:
+    """The step functions the rules of a rule file run (``step=step_version("<name>")``), in order."""
+    return _STEP.findall(Path(rule_file).read_text())
 
-    PARAM = "code"
 
-    def __init__(self, scripts: Path, index: CodeIndex | None = None) -> None:
-        self.scripts = Path(scripts)
+def pipeline_steps(root: Path) -> dict[str, str]:
+    """Every step function of ``<root>/neuroneval/pipeline/*_steps.py`` (public top-level functions taking a
+    job) → its module's dotted name; a name defined twice is an error (rules name steps by function alone)."""
+    steps: dict[str, str] = {}
+    for path in sorted((Path(root) / PACKAGE / "pipeline").glob("*_steps.py")):
+        module = f"{PACKAGE}.pipeline.{path.stem}"
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and [
+                    argument.arg for argument in node.args.args] == ["job"]:
+                if node.name in steps:
+                    raise ValueError(f"step {node.name!r} is defined in both {steps[node.name]} and {module}")
+                steps[node.name] = module
+    return steps
+
+
+class StepVersions:
+    """``step_version("meta_setting")`` → ``"neuroneval.pipeline.meta_steps:meta_setting@sha256:…"``: which step
+    function a rule runs and the :attr:`Closure.version` of the code it can run, memoized.
+
+    Rules pass it as ``params: step=...`` and run ``workflow/scripts/step.py``, which calls the function the param
+    names (:func:`neuroneval.pipeline.runner.run_rule`). The param is what Snakemake's params trigger compares, so
+    a change to that code reruns the rule and nothing else; :meth:`check` makes sure every rule does this."""
+
+    PARAM = "step"
+    SCRIPT = "step.py"
+
+    def __init__(self, index: CodeIndex | None = None) -> None:
         self.index = index or CodeIndex()
+        self.steps = pipeline_steps(self.index.root)
         self._versions: dict[str, str] = {}
 
-    def __call__(self, script: str) -> str:
-        if script not in self._versions:
-            path = self.scripts / script
-            if not path.is_file():
-                raise FileNotFoundError(f"code_version({script!r}): no {path}")
-            self._versions[script] = self.index.closure(path).version
-        return self._versions[script]
+    def locate(self, step: str) -> str:
+        """``"module:function"`` of step function ``step``; ``KeyError`` naming the known steps otherwise."""
+        if step not in self.steps:
+            raise KeyError(f"step_version({step!r}): no such step function in neuroneval.pipeline's *_steps.py "
+                           f"modules; known: {sorted(self.steps)}")
+        return f"{self.steps[step]}:{step}"
+
+    def __call__(self, step: str) -> str:
+        if step not in self._versions:
+            located = self.locate(step)
+            self._versions[step] = f"{located}@{self.index.closure(steps=[located]).version}"
+        return self._versions[step]
 
     def check(self, rules: Iterable[Any]) -> None:
-        """Fail unless each rule that runs code does so through a ``script:`` and passes
-        ``params: code=code_version("<its script>")`` (``rules``: Snakemake's ``workflow.rules``, or anything with
-        ``name``, ``script``, ``params``, ``shellcmd``, ``run_func_src`` and ``norun``). The profile leaves
-        Snakemake's own ``code`` trigger off (it compares a script's timestamp, not its content), so this param is
-        the only way a change to a rule's code reruns it."""
+        """Fail unless each rule that runs code runs ``workflow/scripts/step.py`` and passes
+        ``params: step=step_version("<its step>")`` (``rules``: Snakemake's ``workflow.rules``, or anything with
+        ``name``, ``script``, ``params`` and ``norun``). The profile leaves Snakemake's own ``code`` trigger off (it
+        compares a script's timestamp, not its content), so this param is the only way a change to a rule's code
+        reruns it."""
         problems = []
         for rule in rules:
             script = getattr(rule, "script", None)
             if not script:
                 if not getattr(rule, "norun", True):
                     problems.append(f"rule {rule.name}: runs shell/run/notebook/wrapper code, whose changes no rerun "
-                                    f"trigger sees; move it into a script under {self.scripts}")
+                                    f"trigger sees; run a step function through workflow/scripts/{self.SCRIPT}")
                 continue
-            script = Path(script).name
+            if Path(script).name != self.SCRIPT:
+                problems.append(f"rule {rule.name}: runs {script}; rules run workflow/scripts/{self.SCRIPT} with "
+                                f"`{self.PARAM}=step_version(\"<step function>\")`")
+                continue
             value = rule.params.get(self.PARAM) if hasattr(rule.params, "get") else None
-            if value != self(script):
-                problems.append(f"rule {rule.name}: add `{self.PARAM}=code_version({script!r}),` to its params")
+            step = str(value).partition(":")[2].partition("@")[0] if value else ""
+            if not step or step not in self.steps or value != self(step):
+                problems.append(f"rule {rule.name}: pass `{self.PARAM}=step_version(\"{step or '<step function>'}\"),`"
+                                f" among its params")
         if problems:
-            raise ValueError("rules must pass the version of their code as a param, or changes to it go unnoticed:\n"
-                             + "\n".join(problems))
+            raise ValueError("rules must pass their step and the version of its code as a param, or changes to it go "
+                             "unnoticed:\n" + "\n".join(problems))
 
 
 def dvc_code_deps(repo: Path, rule_files: Iterable[str], index: CodeIndex | None = None) -> list[str]:
     """The code a DVC stage running the rules of ``rule_files`` depends on, repository-relative and sorted:
-    the Snakefile, ``workflow/rules/common.smk``, the rule files, their scripts, and the library code those scripts
-    and the import lines of these Snakefiles can run. A package whose every module is needed is one directory
-    entry (DVC hashes directories whole)."""
+    the Snakefile, ``workflow/rules/common.smk``, the rule files, the entry script, and the library code their
+    step functions and the import lines of these Snakefiles can run. A package whose every module is needed is
+    one directory entry (DVC hashes directories whole)."""
     repo = Path(repo).resolve()
     index = index or CodeIndex(repo / "src")
     snakefiles = [repo / "Snakefile", repo / "workflow/rules/common.smk", *(repo / name for name in rule_files)]
-    scripts = [script for rule_file in snakefiles for script in rule_scripts(rule_file)]
-    closure = index.closure(*snakefiles, *scripts)
-    files = {path.resolve().relative_to(repo).as_posix() for path in (*snakefiles, *closure.files)}
+    scripts = {script for rule_file in snakefiles for script in rule_scripts(rule_file)}  # workflow/scripts/step.py
+    steps = pipeline_steps(index.root)
+    located = [f"{steps[step]}:{step}" for rule_file in snakefiles for step in rule_steps(rule_file)]
+    closure = index.closure(*snakefiles, steps=located)
+    files = {path.resolve().relative_to(repo).as_posix() for path in (*snakefiles, *scripts, *closure.files)}
     return _collapse(repo, files)
 
 

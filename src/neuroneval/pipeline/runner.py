@@ -39,6 +39,20 @@ def run_step(step: Callable[[StepIO], None], snakemake: Any) -> None:
             raise
 
 
+def run_rule(snakemake: Any) -> None:
+    """Run the step function a rule names in its ``step`` param (``"<module>:<function>@<code version>"``, made by
+    ``step_version("<function>")`` in ``workflow/rules/common.smk``): the workflow's one entry script,
+    ``workflow/scripts/step.py``, calls this for every rule."""
+    import importlib
+
+    value = str(snakemake.params.get("step", "")) if hasattr(snakemake.params, "get") else ""
+    module, _, function = value.partition("@")[0].partition(":")
+    if not module.startswith("neuroneval.pipeline.") or not function:
+        raise ValueError(f"rule {getattr(snakemake, 'rule', '?')}: params.step must be step_version(\"<step>\"), "
+                         f"got {value!r}")
+    run_step(getattr(importlib.import_module(module), function), snakemake)
+
+
 @contextlib.contextmanager
 def _redirected(log_path: Path | None):
     if log_path is None:

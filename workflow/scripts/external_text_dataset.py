@@ -1,6 +1,0 @@
-"""Snakemake entry point: see neuroneval.pipeline.external_steps.external_text_dataset."""
-
-from neuroneval.pipeline import run_step
-from neuroneval.pipeline.external_steps import external_text_dataset
-
-run_step(external_text_dataset, snakemake)  # noqa: F821 (injected by Snakemake)

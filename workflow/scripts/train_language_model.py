@@ -1,6 +1,0 @@
-"""Snakemake entry point: see neuroneval.pipeline.models_steps.train_language_model."""
-
-from neuroneval.pipeline import run_step
-from neuroneval.pipeline.models_steps import train_language_model
-
-run_step(train_language_model, snakemake)  # noqa: F821 (injected by Snakemake)
