@@ -45,7 +45,7 @@ live_pid() {
 
 install_missing() {
     local missing=()
-    for tool in slurmctld slurmd sbatch squeue munged mungekey; do
+    for tool in slurmctld slurmd sbatch squeue sinfo scontrol scancel munged mungekey; do
         command -v "$tool" >/dev/null || missing+=("$tool")
     done
     ((${#missing[@]} == 0)) && return 0
@@ -122,6 +122,7 @@ node_state() {
 }
 
 up() {
+    [[ $(id -u) == 0 ]] || die "run as root: slurmd starts every job's processes as the submitting user"
     install_missing
     if live_pid "$STATE/slurmctld.pid" >/dev/null && live_pid "$STATE/slurmd.pid" >/dev/null \
         && live_pid "$MUNGE_DIR/munged.pid" >/dev/null; then
@@ -166,6 +167,7 @@ up() {
 
 down() {
     if [[ ! -e $STATE ]]; then
+        [[ -L $SYSTEM_CONF && $(readlink "$SYSTEM_CONF") == "$CONF" ]] && rm -f "$SYSTEM_CONF"
         say "not up (no $STATE)"
         return 0
     fi
