@@ -60,7 +60,7 @@ openssh-server:
 # tests/cluster (marker `cluster`, left out of `make test`): the tiny Table 4 built through sbatch on the local
 # cluster and compared with a local build; a DVC round trip over SSH. The cluster stays up (make slurm-down).
 test-cluster: $(CLUSTER_STAMP) openssh-server slurm-up
-	$(BIN)/python -m pytest -q -m cluster tests/cluster
+	$(BIN)/python -m pytest -q -s -m cluster tests/cluster
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -30,17 +30,48 @@ SLURMD_PORT=${NEURONEVAL_SLURM_SLURMD_PORT:-6818}
 CONF=$STATE/slurm.conf
 SYSTEM_CONF=/etc/slurm/slurm.conf
 MUNGE_DIR=$STATE/munge
+CLUSTER=neuroneval
 PACKAGES=(slurmctld slurmd slurm-client munge)
 
 die() { echo "slurm-local: error: $*" >&2; exit 1; }
 say() { echo "slurm-local: $*"; }
+
+# whether a process runs (a zombie, left for an init that does not reap, does not count)
+alive() {
+    local stat
+    stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    [[ $stat != Z* ]]
+}
 
 # pid from a pid file if that process is alive, else nothing
 live_pid() {
     local file=$1 pid
     [[ -s $file ]] || return 1
     pid=$(<"$file")
-    kill -0 "$pid" 2>/dev/null && echo "$pid"
+    alive "$pid" && echo "$pid"
+}
+
+# processes of this cluster's jobs still running (a cancelled job's child that escaped its step): they carry
+# SLURM_CLUSTER_NAME=neuroneval and a SLURM_JOB_ID in their environment
+job_pids() {
+    local environ pid variables
+    for environ in /proc/[0-9]*/environ; do
+        pid=${environ#/proc/}; pid=${pid%/environ}
+        [[ $pid == "$$" ]] && continue
+        variables=$({ tr '\0' '\n' <"$environ"; } 2>/dev/null) || continue
+        if grep -qx "SLURM_CLUSTER_NAME=$CLUSTER" <<<"$variables" && grep -q "^SLURM_JOB_ID=" <<<"$variables"; then
+            echo "$pid"
+        fi
+    done
+}
+
+stop_pid() {
+    local pid=$1 what=$2
+    alive "$pid" || return 0
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 20); do alive "$pid" || return 0; sleep 0.5; done
+    say "$what (pid $pid) ignored SIGTERM; sending SIGKILL"
+    kill -9 "$pid" 2>/dev/null || true
 }
 
 install_missing() {
@@ -72,7 +103,7 @@ write_conf() {
     mem=$((mem * 95 / 100))  # leave the OS a little; a node reporting less than its config would be drained
     cat >"$CONF" <<EOF
 # Written by scripts/slurm-local.sh up on $(date -u +%FT%TZ); removed by scripts/slurm-local.sh down.
-ClusterName=neuroneval
+ClusterName=$CLUSTER
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
@@ -171,16 +202,22 @@ down() {
         say "not up (no $STATE)"
         return 0
     fi
+    # pids first: the daemons remove their pid files as they stop
+    local daemons=() file pid
+    for file in "$STATE/slurmd.pid" "$STATE/slurmctld.pid" "$MUNGE_DIR/munged.pid"; do
+        pid=$(live_pid "$file") && daemons+=("$pid:$(basename "$file" .pid)")
+    done
     if live_pid "$STATE/slurmctld.pid" >/dev/null; then
-        SLURM_CONF=$CONF scancel --full --quiet --partition=cpu,gpu 2>/dev/null || true
+        local jobs
+        jobs=$(SLURM_CONF=$CONF squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+        [[ -n ${jobs// /} ]] && { say "cancelling jobs $jobs"; SLURM_CONF=$CONF scancel $jobs || true; }
         SLURM_CONF=$CONF scontrol shutdown 2>/dev/null || true  # stops slurmctld and the slurmd it knows
     fi
-    for file in "$STATE/slurmd.pid" "$STATE/slurmctld.pid" "$MUNGE_DIR/munged.pid"; do
-        local pid
-        pid=$(live_pid "$file") || continue
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-        kill -0 "$pid" 2>/dev/null && { say "pid $pid ($file) ignored SIGTERM; sending SIGKILL"; kill -9 "$pid"; }
+    for entry in "${daemons[@]}"; do
+        stop_pid "${entry%%:*}" "${entry#*:}"
+    done
+    for pid in $(job_pids); do
+        stop_pid "$pid" "leftover job process $({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-60)"
     done
     [[ -L $SYSTEM_CONF && $(readlink "$SYSTEM_CONF") == "$CONF" ]] && rm -f "$SYSTEM_CONF"
     rm -rf "$STATE"
