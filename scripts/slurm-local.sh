@@ -6,7 +6,8 @@
 #                                   slurm.conf for this host (its CPUs and memory read now), start munged, slurmctld
 #                                   and slurmd, wait until the node is idle. Running it again on a live cluster is a
 #                                   no-op.
-#   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the three daemons it started, remove the state dir.
+#   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the three daemons it started and any process a
+#                                   cancelled job left behind, remove the state dir and the /etc/slurm link.
 #   scripts/slurm-local.sh status   the daemons, the node and the partitions.
 #   scripts/slurm-local.sh env      the line to source so that sbatch/squeue/sinfo talk to this cluster:
 #                                   eval "$(scripts/slurm-local.sh env)"
@@ -14,8 +15,9 @@
 # The cluster does not use the system munged: its slurm.conf, munge key and socket are in the state dir. Clients
 # find slurm.conf through SLURM_CONF or at Slurm's default path, /etc/slurm/slurm.conf, which `up` links to the
 # state dir's copy (the SLURM executor's job steps drop SLURM_CONF from their environment, so srun inside a job reads
-# the default path); `up` refuses to replace a slurm.conf it did not write, `down` removes the link. Partitions: `cpu` (default) and `gpu` (the names
-# profiles/slurm/config.yaml uses; the node has no GPU, so `--gres=gpu:…` requests stay unsatisfiable here).
+# the default path); `up` refuses to replace a slurm.conf it did not write, `down` removes the link.
+# Partitions: `cpu` (default) and `gpu`, the names profiles/slurm/config.yaml uses; the node has no GPU, so the
+# `--gres=gpu:1` of profiles/slurm-paper stays unsatisfiable here.
 # Accounting: no slurmdbd. Snakemake's SLURM executor polls with squeue, which works because MinJobAge keeps
 # finished jobs in slurmctld for an hour; every finished job is also written by slurmctld to the job completion log
 # ($STATE/jobcomp.log, JobCompType=jobcomp/filetxt), which is what tests/cluster counts.
