@@ -7,7 +7,8 @@ CORES ?= all
 # Before Snakemake starts: clear the lock a killed run left in .snakemake/locks, or stop if Snakemake is running here.
 UNLOCK := $(BIN)/python tools/unlock_if_stale.py
 
-.PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull chromium
+.PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull chromium \
+	slurm-up slurm-down openssh-server test-cluster
 
 setup: $(STAMP)
 
@@ -38,6 +39,28 @@ chromium:
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# Cluster extras (the SLURM executor plugin, DVC's SSH remote) into the same venv.
+CLUSTER_STAMP := $(VENV)/.neuroneval-cluster-installed
+$(CLUSTER_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,slurm,ssh]'
+	touch $(CLUSTER_STAMP)
+
+# A single-node SLURM cluster on this machine (scripts/slurm-local.sh; as root: installs slurm and munge if missing).
+slurm-up: $(CLUSTER_STAMP)
+	scripts/slurm-local.sh up
+
+slurm-down:
+	scripts/slurm-local.sh down
+
+# The SSH remote test starts Debian's OpenSSH server on 127.0.0.1; install it once where it is missing (as root).
+openssh-server:
+	@test -x /usr/sbin/sshd || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server)
+
+# tests/cluster (marker `cluster`, left out of `make test`): the tiny Table 4 built through sbatch on the local
+# cluster and compared with a local build; a DVC round trip over SSH. The cluster stays up (make slurm-down).
+test-cluster: $(CLUSTER_STAMP) openssh-server slurm-up
+	$(BIN)/python -m pytest -q -s -m cluster tests/cluster
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -54,3 +54,15 @@ def test_lint_tools_are_pinned() -> None:
     """`make lint` runs ruff, `snakemake --lint` and snakefmt: each is pinned like every other dependency."""
     pinned = {requirement.split("==")[0].lower() for requirement in pyproject_pins()}
     assert {"ruff", "snakemake", "snakefmt"} <= pinned
+
+
+def test_extras_are_pinned_and_the_cluster_ones_locked() -> None:
+    """The optional extras (slurm, ssh, s3, gs) pin exactly; those `make test-cluster` installs agree with the lock."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"slurm", "ssh", "s3", "gs"} <= set(extras)
+    assert all("==" in requirement for name in ("slurm", "ssh", "s3", "gs") for requirement in extras[name])
+    lock = {line.split("==")[0].lower().replace("_", "-"): line.split("==")[1]
+            for line in (ROOT / "constraints.txt").read_text().splitlines() if "==" in line and line[0] != "#"}
+    for requirement in extras["slurm"] + extras["ssh"]:
+        name, version = requirement.split("==")
+        assert lock[name.lower()] == version, requirement
