@@ -27,6 +27,7 @@ class NumpyBackend:
     name = "numpy"
     float32 = np.float32
     float64 = np.float64
+    int32 = np.int32
     int64 = np.int64
 
     def asarray(self, values: np.ndarray, dtype: Any = None) -> np.ndarray:
@@ -254,6 +255,7 @@ class TorchBackend:
         self.device = torch.device(device)
         self.float32 = torch.float32
         self.float64 = torch.float64
+        self.int32 = torch.int32
         self.int64 = torch.int64
 
     def asarray(self, values: Any, dtype: Any = None) -> Any:
