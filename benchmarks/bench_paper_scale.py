@@ -60,6 +60,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_metrics import make_data as bench_metrics_data
 from bench_metrics import params_of, timed
 
 from neuroneval.metrics import METRICS, FeatureCache, NeuronEvalWarning, score
@@ -71,9 +72,16 @@ LAM_GRID = tuple(round(0.01 * step, 2) for step in range(101))
 BLOCK_ROWS = 4096
 
 
-def make_data(n: int, n_units: int, n_concepts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Activations (n, K) and 0/1 concepts (n, C), float32, built in row blocks (see the module docstring)."""
+def make_data(n: int, n_units: int, n_concepts: int, seed: int, kind: str = "labels") -> tuple[np.ndarray, np.ndarray]:
+    """Activations (n, K) and 0/1 concepts (n, C), float32, built in row blocks (see the module docstring).
+
+    ``kind="soft"``: the concepts are instead ``bench_metrics.py``'s probabilities (sigmoid of N(−3, 2²) rounded to
+    3 decimals; B(c) has ≈ 7 % positives), the data behind the engine's earlier ImageNet-shape estimates.
+    """
     rng = np.random.default_rng(seed)
+    if kind == "soft":
+        activations, concepts = bench_metrics_data(n, n_units, n_concepts, seed)
+        return activations, concepts
     n_classes = max(1, min(n_concepts, round(1 / CLASS_SHARE)))
     concepts = np.zeros((n, n_concepts), dtype=np.float32)
     classes = rng.permutation(np.arange(n) % n_classes)
@@ -274,6 +282,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=50_000, help="inputs")
     parser.add_argument("--k", type=int, default=1_400, help="units")
     parser.add_argument("--c", type=int, default=None, help="concepts (default: = K)")
+    parser.add_argument("--concepts", choices=("labels", "soft"), default="labels",
+                        help="labels: ImageNet-like 0/1 classes (default); soft: bench_metrics.py's probabilities")
     parser.add_argument("--device", default="numpy", help="numpy (default), cpu (torch) or cuda")
     parser.add_argument("--metrics", default=",".join(METRICS), help="comma-separated subset")
     parser.add_argument("--estimate", default="",
@@ -285,19 +295,27 @@ def main() -> None:
     arguments = parser.parse_args()
     warnings.simplefilter("ignore", NeuronEvalWarning)
     device = None if arguments.device == "numpy" else arguments.device
+    device_note = "numpy backend"
+    if device is not None:
+        import torch
+
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            parser.error("--device cuda needs a CUDA device (torch.cuda.is_available() is False)")
+        device_note = f"torch {torch.__version__} backend on {device}" + (
+            f" ({torch.cuda.get_device_name(device)})" if device.startswith("cuda") else "")
     metrics = [name for name in arguments.metrics.split(",") if name]
     estimated = {name for name in arguments.estimate.split(",") if name}
     n, n_units = arguments.n, arguments.k
     n_concepts = arguments.c or n_units
 
-    activations, concepts = make_data(n, n_units, n_concepts, arguments.seed)
+    activations, concepts = make_data(n, n_units, n_concepts, arguments.seed, arguments.concepts)
     input_bytes = activations.nbytes + concepts.nbytes
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     print(f"# bench_paper_scale: n={n}, K={n_units}, C={n_concepts}, device={arguments.device}, "
-          f"cpus={os.cpu_count()}, OMP_NUM_THREADS={threads}, python {platform.python_version()}, "
+          f"{device_note}, cpus={os.cpu_count()}, OMP_NUM_THREADS={threads}, python {platform.python_version()}, "
           f"numpy {np.__version__}")
-    print(f"# inputs {input_bytes / 2**30:.3f} GiB (float32); concepts 0/1 with "
-          f"{concepts.sum(axis=0).mean():.1f} positives each ({100 * concepts.mean():.3f} %)")
+    print(f"# inputs {input_bytes / 2**30:.3f} GiB (float32); concepts {arguments.concepts}: B(c) has "
+          f"{(concepts >= 0.5).sum(axis=0).mean():.1f} positives each ({100 * (concepts >= 0.5).mean():.3f} %)")
     print(f"# load average at start: {os.getloadavg()}")
     print("# x_gemm = seconds / one float32 (n×K)ᵀ(n×C) GEMM timed just before the metric; x_input = peak / "
           "inputs; x_lib = library seconds per pair × K·C (extrapolated from sampled pairs) / engine seconds")
