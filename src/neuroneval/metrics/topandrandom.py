@@ -20,8 +20,9 @@ All pairs of a 0/1 concept chunk in average mode (class labels; every sample is 
 sparse product instead of the (K, C, s) gathers (:func:`_tr_binary`): with x̃ the unit's sample centred (its
 average ranks centred, for Spearman), p = Σ_sample c the concept's positives in the sample,
 ``Σ (x − x̄)(c − c̄) = Σ x̃·c`` and ``Σ (c − c̄)² = p(s − p)/s``; the average ranks of a 0/1 sample are
-``(s/2)·c − p/2`` once centred, with squared norm ``p(s − p)s/4``. Both sums over the sample are one sparse
-(K, n) selector, with s entries per unit, times the concept chunk: K·s·C operations in all.
+``(s/2)·c − p/2`` once centred, with squared norm ``p(s − p)s/4``. The concepts at each unit's s sampled
+inputs are read once per unit block as whole rows of the (n, C) table, so both sums over the sample are a
+(1, s)·(s, C') product per unit: K·s·C operations in all, and no (K, C, s) mask or per-pair mean.
 """
 
 from __future__ import annotations
@@ -220,10 +221,15 @@ def _tr_binary(ctx: Context, chunk: ConceptChunk, *, rank: bool) -> Any:
     index, _ = _samples(ctx)
     width = int(index.shape[-1])
     centred, norms, constant = _tr_unit_side(ctx, rank=rank)
-    values = chunk.values()
-    ones = ctx.memo("tr_ones", lambda: be.full(tuple(index.shape), 1.0, be.float64))
-    positives = be.weighted_column_sums(values, index, ones)  # p for every (unit, concept): (K', C')
-    products = be.weighted_column_sums(values, index, centred)
+
+    def sampled_rows() -> Any:  # every concept at each unit's sampled inputs, read as whole rows: (K', s, C)
+        host_index = be.to_numpy(index).ravel()
+        rows = np.asarray(ctx.concepts[host_index], dtype=np.float32)
+        return be.asarray(rows.reshape(int(index.shape[0]), width, ctx.concepts.shape[1]))
+
+    sampled = be.astype(ctx.memo("tr_sampled_concepts", sampled_rows)[:, :, be.index(chunk.rows)], be.float64)
+    positives = be.sum(sampled, axis=1)  # p for every (unit, concept): (K', C')
+    products = (centred[:, None, :] @ sampled)[:, 0, :]
     if rank:
         products = products * (width / 2.0)
         spread = positives * (width - positives) * (width / 4.0)
