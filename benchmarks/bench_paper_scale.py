@@ -366,7 +366,11 @@ def main() -> None:
         gemm = gemm_seconds(activations, concepts, device)
         print(f"\n# meta-evaluation (Table-4 setting): {len(ALPHA_GRID)} α × {len(LAM_GRID)} λ (WPMI), 5 % validation "
               f"units; GEMM {gemm:.2f} s; load {os.getloadavg()}", flush=True)
-        meta = meta_rows(activations, concepts, metrics, device, gemm)
+        with RssSampler() as sampler:
+            meta = meta_rows(activations, concepts, metrics, device, gemm)
+        print(f"# meta-evaluation peak RSS beyond the inputs: {(sampler.peak - sampler.start) / 2**30:.2f} GiB = "
+              f"{(sampler.peak - sampler.start) / input_bytes:.2f}x inputs (the FeatureCache holds up to 4 GiB of unit "
+              f"features shared by the metrics)")
         grid_total = np.nansum([row["grid_s"] for row in meta])
         setting_total = sum(row["setting_s"] for row in meta)
         print(f"# grids alone (validation units): {grid_total:.1f} s; whole Table-4 setting ({len(meta)} metrics, "
