@@ -242,7 +242,7 @@ def library_per_pair(metric: str, activations: np.ndarray, concepts: np.ndarray,
 # ----------------------------------------------------------------------------------------------- meta-evaluation
 
 def meta_rows(activations: np.ndarray, concepts: np.ndarray, metrics: list[str], device: str | None,
-              gemm: float) -> list[dict[str, Any]]:
+              gemm: float, cache_gib: float = 4.0) -> list[dict[str, Any]]:
     """Grid and whole-setting seconds per metric, scored in the meta-evaluation's order with one FeatureCache."""
     from neuroneval.meta.search import _scores_on_grid, evaluate_metric, hyperparameter_grid, scoring_order, split_units
 
@@ -255,7 +255,7 @@ def meta_rows(activations: np.ndarray, concepts: np.ndarray, metrics: list[str],
     if device is not None:
         fixed["device"] = device
     rows = []
-    cache = FeatureCache(max_bytes=4 * 2**30)
+    cache = FeatureCache(max_bytes=int(cache_gib * 2**30))
     for metric in scoring_order(metrics):
         grid = hyperparameter_grid(metric, alpha_grid=ALPHA_GRID, lam_grid=LAM_GRID)
         grid_s = math.nan
@@ -292,6 +292,8 @@ def main() -> None:
     parser.add_argument("--lib-budget", type=float, default=1.0, help="seconds of library calls per metric")
     parser.add_argument("--skip-table4", action="store_true", help="skip the grid and Table-4 setting timings")
     parser.add_argument("--only-table4", action="store_true", help="skip the per-metric table")
+    parser.add_argument("--cache-gib", type=float, default=4.0,
+                        help="FeatureCache of the meta-evaluation (params.yaml meta.feature_cache_gib; default 4)")
     parser.add_argument("--csv", type=Path, help="also write the per-metric rows to this CSV")
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args()
@@ -367,10 +369,10 @@ def main() -> None:
         print(f"\n# meta-evaluation (Table-4 setting): {len(ALPHA_GRID)} α × {len(LAM_GRID)} λ (WPMI), 5 % validation "
               f"units; GEMM {gemm:.2f} s; load {os.getloadavg()}", flush=True)
         with RssSampler() as sampler:
-            meta = meta_rows(activations, concepts, metrics, device, gemm)
+            meta = meta_rows(activations, concepts, metrics, device, gemm, arguments.cache_gib)
         print(f"# meta-evaluation peak RSS beyond the inputs: {(sampler.peak - sampler.start) / 2**30:.2f} GiB = "
-              f"{(sampler.peak - sampler.start) / input_bytes:.2f}x inputs (the FeatureCache holds up to 4 GiB of unit "
-              f"features shared by the metrics)")
+              f"{(sampler.peak - sampler.start) / input_bytes:.2f}x inputs (the FeatureCache holds up to "
+              f"{arguments.cache_gib:g} GiB of unit features shared by the metrics)")
         grid_total = np.nansum([row["grid_s"] for row in meta])
         setting_total = sum(row["setting_s"] for row in meta)
         print(f"# grids alone (validation units): {grid_total:.1f} s; whole Table-4 setting ({len(meta)} metrics, "

@@ -99,7 +99,8 @@ def _use_dense(width: int, n: int) -> bool:
 
 
 def _ap_sparse(be: Backend, at_least: Any, valid: Any, n: int) -> Any:
-    """Σ over valid positives of TP(x ≥ x_i)/N(x ≥ x_i) for gathered counts ``at_least`` (…, m).
+    """Σ over valid positives of TP(x ≥ x_i)/N(x ≥ x_i) for gathered counts ``at_least`` (…, m): |y|·AP of
+    000 Eq. A.8 (sklearn's step-wise average precision, tied scores one threshold).
 
     Sorted ascending, the positive at (0-based) place p has N = N_(p) and, without ties, TP = p + 1. A run of
     g equal counts at places f…l shares TP = l + 1, and Σ_run (l + 1) = g·(l + 1) = Σ_run (2p + 1 − f): so each
