@@ -20,6 +20,10 @@ import numpy as np
 
 Array = Any
 
+#: Elements per block of the numpy backend's row-wise sorts and run scans (8 MiB of 64-bit keys): small enough to
+#: stay in cache, large enough that the per-block overhead is nothing.
+BLOCK_ELEMENTS = 2**20
+
 
 class NumpyBackend:
     """Reference backend: plain numpy on the host."""
@@ -27,6 +31,7 @@ class NumpyBackend:
     name = "numpy"
     float32 = np.float32
     float64 = np.float64
+    int32 = np.int32
     int64 = np.int64
 
     def asarray(self, values: np.ndarray, dtype: Any = None) -> np.ndarray:
@@ -110,31 +115,49 @@ class NumpyBackend:
         pattern above its position — or ``None`` when the values are not all float32 (or a row is too long).
 
         The keys are distinct, so the result is the stable order (equal values by position) whatever the
-        sort algorithm; −0.0 and 0.0 get one key pattern, as they compare equal.
+        sort algorithm; −0.0 and 0.0 get one key pattern, as they compare equal. Rows are keyed, sorted and
+        unpacked :data:`BLOCK_ELEMENTS` elements at a time, so the temporaries stay in cache however many rows
+        come (a whole layer's units at once when a FeatureCache keeps them).
         """
         n = values.shape[-1] if values.ndim else 0
         if values.ndim == 0 or n >= 2**32:
             return None
-        single = values.astype(np.float32) + np.float32(0.0)  # + 0 maps −0.0 to 0.0, as equal as they compare
-        if not np.array_equal(single, values):
-            return None
-        bits = single.view(np.uint32)
-        keys = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000)).astype(np.uint64) << np.uint64(32)
-        keys |= np.arange(n, dtype=np.uint64)
-        keys.sort(axis=-1)
-        order = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        high = (keys >> np.uint64(32)).astype(np.uint32)
-        sorted_bits = np.where(high >> 31, high & np.uint32(0x7FFFFFFF), ~high)
-        return sorted_bits.view(np.float32).astype(values.dtype), order
+        flat = values.reshape(-1, n)
+        out_values = np.empty(flat.shape, dtype=values.dtype)
+        out_order = np.empty(flat.shape, dtype=np.int64)
+        positions = np.arange(n, dtype=np.uint64)
+        step = max(1, BLOCK_ELEMENTS // max(1, n))
+        for start in range(0, flat.shape[0], step):
+            block = flat[start:start + step]
+            single = block.astype(np.float32) + np.float32(0.0)  # + 0 maps −0.0 to 0.0, as equal as they compare
+            if not np.array_equal(single, block):
+                return None
+            bits = single.view(np.uint32)
+            keys = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000)).astype(np.uint64) << np.uint64(32)
+            keys |= positions
+            keys.sort(axis=-1)
+            out_order[start:start + step] = keys & np.uint64(0xFFFFFFFF)
+            high = (keys >> np.uint64(32)).astype(np.uint32)
+            sorted_bits = np.where(high >> 31, high & np.uint32(0x7FFFFFFF), ~high)
+            out_values[start:start + step] = sorted_bits.view(np.float32)
+        return out_values.reshape(values.shape), out_order.reshape(values.shape)
 
     def run_bounds(self, sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For every position of sorted rows, the first and last position (int64) of its run of equal values."""
+        """For every position of sorted rows, the first and last position (int64) of its run of equal values
+        (:data:`BLOCK_ELEMENTS` elements at a time)."""
         shape, n = sorted_values.shape, sorted_values.shape[-1]
-        flags = self.run_starts(sorted_values).ravel()
-        first = np.flatnonzero(flags)
-        lengths = np.diff(np.append(first, flags.size))
-        local = first % n
-        return np.repeat(local, lengths).reshape(shape), np.repeat(local + lengths - 1, lengths).reshape(shape)
+        flat = sorted_values.reshape(-1, n)
+        firsts = np.empty(flat.shape, dtype=np.int64)
+        lasts = np.empty(flat.shape, dtype=np.int64)
+        step = max(1, BLOCK_ELEMENTS // max(1, n))
+        for start in range(0, flat.shape[0], step):
+            flags = self.run_starts(flat[start:start + step]).ravel()
+            first = np.flatnonzero(flags)
+            lengths = np.diff(np.append(first, flags.size))
+            local = first % n
+            firsts[start:start + step].reshape(-1)[:] = np.repeat(local, lengths)
+            lasts[start:start + step].reshape(-1)[:] = np.repeat(local + lengths - 1, lengths)
+        return firsts.reshape(shape), lasts.reshape(shape)
 
     def sort_values(self, values: np.ndarray) -> np.ndarray:
         return np.sort(values, axis=-1)
@@ -254,6 +277,7 @@ class TorchBackend:
         self.device = torch.device(device)
         self.float32 = torch.float32
         self.float64 = torch.float64
+        self.int32 = torch.int32
         self.int64 = torch.int64
 
     def asarray(self, values: Any, dtype: Any = None) -> Any:

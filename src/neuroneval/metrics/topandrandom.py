@@ -15,6 +15,14 @@ what makes Correlation(T&R) pass the missing labels test there.
 
 The samples are gathered into an index matrix (K, s) (padded with a validity mask for the binary variant), so
 every pair is scored at once from (K, C, s) blocks; the correlation is a masked Pearson over the last axis.
+
+All pairs of a 0/1 concept chunk in average mode (class labels; every sample is then whole, no mask) take a
+sparse product instead of the (K, C, s) gathers (:func:`_tr_binary`): with x̃ the unit's sample centred (its
+average ranks centred, for Spearman), p = Σ_sample c the concept's positives in the sample,
+``Σ (x − x̄)(c − c̄) = Σ x̃·c`` and ``Σ (c − c̄)² = p(s − p)/s``; the average ranks of a 0/1 sample are
+``(s/2)·c − p/2`` once centred, with squared norm ``p(s − p)s/4``. The concepts at each unit's s sampled
+inputs are read once per unit block as whole rows of the (n, C) table, so both sums over the sample are a
+(1, s)·(s, C') product per unit: K·s·C operations in all, and no (K, C, s) mask or per-pair mean.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from neuroneval.metrics.context import (
     STREAM_TR_BINARY,
     STREAM_TR_RANDOM,
     STREAM_TR_TOP,
+    AllPairs,
     ConceptChunk,
     Context,
     Pairing,
@@ -43,22 +52,64 @@ def _row_keys(seed: int, stream: int, width: int, rows: np.ndarray, block_elemen
 
 
 def _top_pool(values: np.ndarray, pool: int) -> np.ndarray:
-    """Input indices (K', pool) of each row's ``pool`` largest values, ties going to the lower index."""
+    """Input indices (K', pool) of each row's ``pool`` largest values, ties going to the lower index.
+
+    The cumulative count that hands the cutoff's ties out by position runs only on rows with more tied inputs
+    than places left (usually none).
+    """
     n = values.shape[1]
     cutoff = np.partition(values, n - pool, axis=1)[:, n - pool][:, None]
-    above = values > cutoff
-    tied = values == cutoff
-    needed = pool - above.sum(axis=1, keepdims=True)
-    chosen = above | (tied & (np.cumsum(tied, axis=1) <= needed))
+    chosen = values >= cutoff
+    crowded = np.flatnonzero(chosen.sum(axis=1) > pool)
+    if crowded.size:
+        rows = values[crowded]
+        above = rows > cutoff[crowded]
+        tied = rows == cutoff[crowded]
+        needed = pool - above.sum(axis=1, keepdims=True)
+        chosen[crowded] = above | (tied & (np.cumsum(tied, axis=1) <= needed))
     return np.nonzero(chosen)[1].reshape(values.shape[0], pool)
 
 
+#: :func:`_smallest_keys` first keeps the keys below ``CANDIDATE_FACTOR · count / n`` (uniform keys: about that many
+#: times ``count`` per row) and selects among them; rows with too few candidates or a tie at the boundary fall back
+#: to a selection over the whole row.
+CANDIDATE_FACTOR = 4.0
+
+
 def _smallest_keys(keys: np.ndarray, count: int) -> np.ndarray:
-    """Column positions of each row's ``count`` smallest keys, ascending by position."""
+    """Column positions of each row's ``count`` smallest keys, ascending by position.
+
+    The keys are U[0, 1) draws (2.0 marks excluded inputs), so the ``count`` smallest lie below a threshold a few
+    times ``count / n``: one comparison pass finds those candidates, and the selection runs on them only — the
+    same positions as a selection over the whole row, which rows without enough candidates (or with equal keys
+    at the ``count``-th place) still get.
+    """
+    rows, n = keys.shape
     if count == 0:
-        return np.empty((keys.shape[0], 0), dtype=np.int64)
-    picked = np.argpartition(keys, count - 1, axis=1)[:, :count]
-    return np.sort(picked, axis=1)
+        return np.empty((rows, 0), dtype=np.int64)
+    out = np.empty((rows, count), dtype=np.int64)
+    fallback = np.ones(rows, dtype=bool)
+    if count * 2 * CANDIDATE_FACTOR < n:
+        candidate = keys < CANDIDATE_FACTOR * count / n
+        found = candidate.sum(axis=1)
+        width = int(found.max(initial=0))
+        if width >= count:
+            hit_rows, hit_columns = np.nonzero(candidate)
+            slots = np.arange(hit_rows.size) - (np.cumsum(found) - found)[hit_rows]
+            padded = np.full((rows, width), np.inf)
+            padded[hit_rows, slots] = keys[hit_rows, hit_columns]
+            columns = np.zeros((rows, width), dtype=np.int64)
+            columns[hit_rows, slots] = hit_columns
+            kth = [count - 1, count] if width > count else [count - 1]
+            ordered = np.partition(padded, kth, axis=1)
+            fallback = found < count
+            if width > count:
+                fallback |= ordered[:, count - 1] == ordered[:, count]
+            picked = np.argpartition(padded, count - 1, axis=1)[:, :count]
+            out = np.take_along_axis(columns, picked, axis=1)
+    if fallback.any():
+        out[fallback] = np.argpartition(keys[fallback], count - 1, axis=1)[:, :count]
+    return np.sort(out, axis=1)
 
 
 def sample_indices(activations: np.ndarray, unit_rows: np.ndarray, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -143,8 +194,58 @@ def _masked_pearson(ctx: Context, x: Any, y: Any, valid: Any) -> Any:
     return result
 
 
+def _tr_unit_side(ctx: Context, *, rank: bool) -> tuple[Any, Any, Any]:
+    """Each unit's sample (average mode: no mask) centred — its average ranks for Spearman — with the norm of the
+    centred sample and whether the sample is constant: ((K', s), (K',), (K',))."""
+    def compute() -> tuple[Any, Any, Any]:
+        be = ctx.be
+        index, _ = _samples(ctx)
+        values = be.take_along(ctx.unit_values(), index)
+        constant = be.max(values, axis=-1) == be.min(values, axis=-1)
+        if rank:
+            values = average_ranks(be, values)
+        centred = values - (be.sum(values, axis=-1) / values.shape[-1])[:, None]
+        return centred, be.sqrt(be.sum(centred * centred, axis=-1)), constant
+
+    return ctx.memo("tr_unit_ranks" if rank else "tr_unit_values", compute)
+
+
+def _tr_binary(ctx: Context, chunk: ConceptChunk, *, rank: bool) -> Any:
+    """T&R (Spearman) correlation of all pairs with a 0/1 concept chunk, average ties (module docstring):
+
+    Pearson (000 Eq. 6 on the sample): r = Σ x̃·c / (‖x̃‖·√(p(s − p)/s));
+    Spearman (000 Eq. A.9 on the sample): ρ = (s/2)·Σ r̃·c / (‖r̃‖·√(p(s − p)s/4)), r̃ the centred sample ranks;
+    0 for a constant sample (unit constant, p = 0 or p = s). Result (K', C') float64.
+    """
+    be = ctx.be
+    index, _ = _samples(ctx)
+    width = int(index.shape[-1])
+    centred, norms, constant = _tr_unit_side(ctx, rank=rank)
+
+    def sampled_rows() -> Any:  # every concept at each unit's sampled inputs, read as whole rows: (K', s, C)
+        host_index = be.to_numpy(index).ravel()
+        rows = np.asarray(ctx.concepts[host_index], dtype=np.float32)
+        return be.asarray(rows.reshape(int(index.shape[0]), width, ctx.concepts.shape[1]))
+
+    sampled = be.astype(ctx.memo("tr_sampled_concepts", sampled_rows)[:, :, be.index(chunk.rows)], be.float64)
+    positives = be.sum(sampled, axis=1)  # p for every (unit, concept): (K', C')
+    products = (centred[:, None, :] @ sampled)[:, 0, :]
+    if rank:
+        products = products * (width / 2.0)
+        spread = positives * (width - positives) * (width / 4.0)
+    else:
+        spread = positives * (width - positives) / width
+    degenerate = constant[:, None] | (positives == 0) | (positives == width)
+    ctx.notes.check(be, degenerate, ZERO_VARIANCE + " (on the top-and-random sample)")
+    scale = norms[:, None] * be.sqrt(be.where(degenerate, 1.0, spread))
+    degenerate = degenerate | (scale == 0)
+    return be.where(degenerate, 0.0, be.clip(products / be.where(degenerate, 1.0, scale), -1.0, 1.0))
+
+
 def _tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing, *, rank: bool) -> Any:
     be = ctx.be
+    if ctx.params.ties == "average" and isinstance(pairing, AllPairs) and chunk.is_binary():
+        return _tr_binary(ctx, chunk, rank=rank)
     index, valid = _samples(ctx)
     reference = ctx.params.ties == "reference"
     if rank and reference:
