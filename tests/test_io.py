@@ -211,3 +211,21 @@ def test_atomic_writes_get_the_modes_of_a_plain_open(tmp_path: Path, umask: int)
     plain = (tmp_path / "plain.txt").stat().st_mode & 0o777
     assert plain == 0o666 & ~umask
     assert {path.name: path.stat().st_mode & 0o777 for path in written} == {path.name: plain for path in written}
+
+
+def test_write_torch_gives_the_same_bytes_for_the_same_payload(tmp_path: Path) -> None:
+    """torch.save to a path names the archive's folder after that (temporary) file; write_torch does not."""
+    import hashlib
+    import zipfile
+
+    import torch
+
+    payload = {"state_dict": {"weight": torch.arange(6.0).reshape(2, 3)}, "names": ["a", "b"]}
+    first = io.write_torch(tmp_path / "one.pt", payload)
+    second = io.write_torch(tmp_path / "two.pt", payload)
+    assert hashlib.sha256(first.read_bytes()).digest() == hashlib.sha256(second.read_bytes()).digest()
+    assert all(name.startswith("archive/") for name in zipfile.ZipFile(first).namelist())
+    loaded = torch.load(first, weights_only=True)
+    assert torch.equal(loaded["state_dict"]["weight"], payload["state_dict"]["weight"])
+    assert loaded["names"] == ["a", "b"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["one.pt", "two.pt"]  # no temporary left behind

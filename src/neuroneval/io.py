@@ -348,6 +348,18 @@ def write_json(path: str | os.PathLike, payload: Any) -> Path:
     return target
 
 
+def write_torch(path: str | os.PathLike, payload: Any) -> Path:
+    """Atomically ``torch.save`` a checkpoint, through a file handle: torch names the archive's inner folder
+    after the file it writes to (here a random temporary name), and ``"archive"`` when given a handle, so the same
+    payload gives the same bytes (and the same checksum downstream, e.g. CoSy's generator config hash)."""
+    import torch
+
+    target = Path(path)
+    with atomic_path(target) as tmp_path, open(tmp_path, "wb") as handle:
+        torch.save(payload, handle)
+    return target
+
+
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Atomically write a UTF-8 text file (a rendered report)."""
     target = Path(path)

@@ -108,7 +108,9 @@ def test_digits_settings_join_table4_and_the_sanity_tests(built_workspace: Path)
 #: Rebuilt from scratch in a second workspace: trains the CNN, the contrastive model and the small LM again.
 REBUILT = ["results/meta/cnn_final_pseudo.csv", "results/meta/lm_small_next_token.csv",
            "data/activations/vision_probe/vision_cnn/softmax.parquet", "data/concepts/vision_probe/pseudo-clip.parquet",
-           "data/activations/text_probe/lm_small/next_token.parquet"]
+           "data/activations/text_probe/lm_small/next_token.parquet",
+           # checkpoints too (neuroneval.io.write_torch: no temporary file name inside the archive)
+           "data/models/vision_cnn.pt", "data/models/clip.pt"]
 
 
 def test_same_params_give_byte_identical_tables(built_workspace: Path, tmp_path: Path) -> None:

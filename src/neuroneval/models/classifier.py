@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from neuroneval.concepts.threshold import concept_positive
-from neuroneval.io import atomic_path, write_json
+from neuroneval.io import write_json, write_torch
 from neuroneval.models.cbm import CBMConfig, ConceptBottleneck
 from neuroneval.models.cnn import CNNConfig, TinyCNN, images_to_tensor
 from neuroneval.models.training import fit
@@ -117,8 +117,7 @@ def save_checkpoint(model: nn.Module, path: str | Path, *, architecture: str, co
                     report: Mapping[str, Any], class_names: list[str]) -> None:
     """Write weights + architecture (``path``) and a JSON card beside it (config, class names, report)."""
     path = Path(path)
-    with atomic_path(path) as tmp_path:
-        torch.save({"architecture": architecture, "config": dict(config), "state_dict": model.state_dict()}, tmp_path)
+    write_torch(path, {"architecture": architecture, "config": dict(config), "state_dict": model.state_dict()})
     card = {"architecture": architecture, "config": dict(config), "class_names": class_names, **report}
     write_json(path.with_suffix(".json"), card)
 

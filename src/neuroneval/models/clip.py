@@ -18,7 +18,7 @@ import open_clip
 import torch
 from open_clip.loss import SigLipLoss
 
-from neuroneval.io import atomic_path, write_json
+from neuroneval.io import write_json, write_torch
 from neuroneval.models.cnn import images_to_tensor
 from neuroneval.models.training import fit
 
@@ -117,8 +117,7 @@ def save_clip(model: open_clip.CLIP, tokenizer: CaptionTokenizer, path: str | Pa
     """Weights + config + vocabulary in ``path`` (torch.save) and a JSON card beside it."""
     path = Path(path)
     payload = {"config": dict(config), "words": tokenizer.words, "state_dict": model.state_dict()}
-    with atomic_path(path) as tmp_path:
-        torch.save(payload, tmp_path)
+    write_torch(path, payload)
     write_json(path.with_suffix(".json"), {"architecture": "tiny_clip", "config": dict(config),
                                            "vocab_size": tokenizer.vocab_size, **report})
 

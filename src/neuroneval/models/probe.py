@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,9 +117,8 @@ def train_probe_with_holdout(features: np.ndarray, targets: np.ndarray, training
 
 def save_probe(path: str | os.PathLike, probe: nn.Linear, concept_names: list[str]) -> None:
     """Write the probe's weights and concept names atomically (``torch.save``)."""
-    with io.atomic_path(Path(path)) as temporary:
-        torch.save({"state_dict": probe.state_dict(), "concept_names": list(concept_names),
-                    "in_features": probe.in_features}, temporary)
+    io.write_torch(path, {"state_dict": probe.state_dict(), "concept_names": list(concept_names),
+                          "in_features": probe.in_features})
 
 
 def load_probe(path: str | os.PathLike) -> tuple[nn.Linear, list[str]]:
