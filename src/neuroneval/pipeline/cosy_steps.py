@@ -160,12 +160,12 @@ def cosy_evaluate(job: StepIO) -> None:
     from neuroneval.worlds import load_vision_world
 
     external = getattr(job.params, "external", None) or {}
+    settings = cosy_setting_units(job.params.settings, job.params.cosy["settings"], list(external.get("models") or {}))
     world_dir = getattr(job.input, "world", None)
     tables = evaluate_generator(
         read_explanation_table(job.input.explanations), read_manifest(job.input.manifest),
-        Path(job.input.manifest).parent,
-        cosy_setting_units(job.params.settings, job.params.cosy["settings"], list(external.get("models") or {})),
-        job.params.cosy, generator=job.wildcards.generator, extraction=job.params.activations,
+        Path(job.input.manifest).parent, settings, job.params.cosy, generator=job.wildcards.generator,
+        extraction=job.params.activations,
         world=load_vision_world(world_dir) if world_dir else None, clip_file=getattr(job.input, "clip", None),
         external=external)
     for table in GENERATOR_TABLES:
