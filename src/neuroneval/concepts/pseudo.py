@@ -118,7 +118,6 @@ def fit_calibration(cosines: np.ndarray, labels: np.ndarray, a_grid: Sequence[fl
     return Calibration(float(slopes[best_a]), float(offsets[best_b]), float(bce_grid[best_a, best_b]), bce_grid)
 
 
-@torch.no_grad()
 def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: Sequence[str]) -> dict[str, Any]:
     """How well pseudo-labels rank each concept's true positives: per-concept ROC AUC of ``pseudo[:, t]``
     against ``B(labels[:, t]) = 1[labels ≥ 0.5]`` (concepts with no positive or no negative are left out), their
@@ -140,6 +139,7 @@ def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: 
             "auc": {name: round(value, 6) for name, value in auc.items()}}
 
 
+@torch.no_grad()
 def embed_images(model: torch.nn.Module, preprocess: Callable[[Any], torch.Tensor], images: Sequence[Any], *,
                  batch_size: int = 64) -> np.ndarray:
     """L2-normalised ``model.encode_image`` embeddings of ``images``, (N, D) float32.
