@@ -182,7 +182,8 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             output=SimpleNamespace(measures=str(runs / f"{run}.csv"), patterns=str(runs / f"{run}_patterns.csv"),
                                    truth=str(runs / f"{run}_truth.csv")),
             params=SimpleNamespace(layer=0, site="resid", subsets=SUBSETS, faithfulness={"concept_batch": 16},
-                                   patterns={"top_k": 5, "n_high": 8}, readability={"window": 16}),
+                                   patterns={"top_k": 5, "n_high": 8}, readability={"window": 16},
+                                   simulation={"top_k": 10, "n_tokens": 3}),
             wildcards=SimpleNamespace(lm="lm", run=run), threads=1))
     results = root / "results"
     concepteval_tables(SimpleNamespace(
@@ -246,3 +247,21 @@ def test_steps_write_every_table(steps_run: Path) -> None:
         assert (results / figure).stat().st_size > 5_000
     truth = pd.read_csv(steps_run / "runs" / "lm" / "test_truth.csv")
     assert truth["alignment"].between(0, 1).all() and len(truth) == n_concepts
+
+
+def test_sim_corr_explains_on_even_windows_and_scores_on_odd_ones(steps_run: Path) -> None:
+    """The run's SIM-Corr is simulation_readability on the run's windows split even/odd, with the LM's activations."""
+    from neuroneval.concepteval import SimulationOptions, concept_activation_function, simulation_readability
+    from neuroneval.models.lm import load_lm
+
+    with np.load(steps_run / "data" / "hidden.npz") as data:
+        windows = data["test_windows"]
+    concepts = load_concepts(steps_run / "data" / "concepts.npz")
+    values = concept_activation_function(load_lm(steps_run / "lm"), concepts, layer=0)(windows)
+    expected = simulation_readability(windows[0::2], values[0::2], windows[1::2], values[1::2],
+                                      [concept.name for concept in concepts],
+                                      SimulationOptions(top_k=10, n_tokens=3)).set_index("concept")["value"]
+    run = pd.read_csv(steps_run / "runs" / "lm" / "test.csv", dtype={"subset": str})
+    ours = run[(run["subset"] == SUBSET_ALL) & (run["measure"] == "SIM-Corr")].set_index("concept")["value"]
+    assert len(ours) == len(concepts) and ours.between(-1, 1).all()
+    np.testing.assert_allclose(ours.reindex(expected.index).to_numpy(), expected.to_numpy(), atol=1e-5)  # CSV digits

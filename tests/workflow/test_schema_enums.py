@@ -14,6 +14,7 @@ from neuroneval.activations.extract import POOLINGS
 from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
 from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
+from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics.validation import TIES
@@ -36,6 +37,7 @@ ENUMS = {
     "concepteval/faithfulness/weighting": WEIGHTINGS,
     "concepteval/raters/noise": RATER_NOISE,
     "concepteval/measurement/tau_variant": TAU_VARIANTS,
+    "concepteval/simulation/backend": SIMULATION_BACKENDS,
 }
 #: enums that may list a subset of the library's choices
 SUBSETS = {

@@ -93,6 +93,7 @@ rule concepteval_measures:
         faithfulness=CONCEPTEVAL.get("faithfulness"),
         patterns=CONCEPTEVAL.get("patterns"),
         readability=CONCEPTEVAL.get("readability"),
+        simulation=CONCEPTEVAL.get("simulation"),
     script:
         "../scripts/step.py"
 

@@ -5,7 +5,8 @@ Modules: :mod:`.concepts` (the :class:`Concept` interface and the neuron / PCA /
 :mod:`.sae` and :mod:`.probes` (SAE features and TCAV-style probe directions), :mod:`.perturbation` (GRAD and
 ABL, Eq. 2–5), :mod:`.faithfulness` (Eq. 1, 6–8), :mod:`.lm_split` (hidden states and head of GPT-2-style
 LMs), :mod:`.patterns` (input/output patterns, Sec. 3.2), :mod:`.readability` (Eq. 9–12),
-:mod:`.measurement` (Sec. 4, Eq. 13–15); options derive from :class:`neuroneval.options.Options`.
+:mod:`.simulation` (explain-then-simulate readability, Sec. 3.2), :mod:`.measurement` (Sec. 4, Eq. 13–15);
+options derive from :class:`neuroneval.options.Options`.
 """
 
 from neuroneval.concepteval.concepts import (
@@ -39,14 +40,15 @@ from neuroneval.concepteval.perturbation import AblationOptions, ablate, ascent_
 from neuroneval.concepteval.probes import ProbeOptions, fit_probes
 from neuroneval.concepteval.readability import CooccurrenceCorpus, ReadabilityOptions, readability
 from neuroneval.concepteval.sae import SAEOptions, SparseAutoencoder, sae_concepts, train_sae
+from neuroneval.concepteval.simulation import SIMULATION_MEASURE, SimulationOptions, simulation_readability
 
 __all__ = [
-    "MEASURES", "AblationOptions", "BootstrapOptions", "Concept", "CooccurrenceCorpus", "FaithfulnessOptions",
-    "FunctionConcept", "LMSplit", "LinearConcept", "MeasurementOptions", "PatternOptions", "ProbeOptions",
-    "RaterOptions", "ReadabilityOptions", "ReluConcept", "SAEOptions", "SparseAutoencoder", "ablate",
-    "activate_all", "ascent_direction", "concept_activation_function", "concurrent_validity", "faithfulness",
-    "fit_probes", "input_patterns", "inter_rater", "kendall_tau", "kmeans_concepts", "mean_with_interval", "mtmm",
-    "neuron_concepts", "output_patterns", "pca_concepts", "position_differences", "random_concepts", "readability",
-    "retest_reliability", "sae_concepts", "simulate_raters", "site_activations", "split_lm", "subset_consistency",
-    "train_sae",
+    "MEASURES", "SIMULATION_MEASURE", "AblationOptions", "BootstrapOptions", "Concept", "CooccurrenceCorpus",
+    "FaithfulnessOptions", "FunctionConcept", "LMSplit", "LinearConcept", "MeasurementOptions", "PatternOptions",
+    "ProbeOptions", "RaterOptions", "ReadabilityOptions", "ReluConcept", "SAEOptions", "SimulationOptions",
+    "SparseAutoencoder", "ablate", "activate_all", "ascent_direction", "concept_activation_function",
+    "concurrent_validity", "faithfulness", "fit_probes", "input_patterns", "inter_rater", "kendall_tau",
+    "kmeans_concepts", "mean_with_interval", "mtmm", "neuron_concepts", "output_patterns", "pca_concepts",
+    "position_differences", "random_concepts", "readability", "retest_reliability", "sae_concepts", "simulate_raters",
+    "simulation_readability", "site_activations", "split_lm", "subset_consistency", "train_sae",
 ]

@@ -9,7 +9,7 @@ One function per Snakemake rule (same name), each taking a :class:`~neuroneval.p
   each run's seed); the hidden states of the fitting windows and the planted labels of every window's tokens;
 - ``concepteval_sae``: a sparse autoencoder trained on the fitting hidden states;
 - ``concepteval_concepts``: the concept families (:data:`FAMILIES`) as linear/ReLU virtual neurons;
-- ``concepteval_measures``: per LM and run, the 7 faithfulness and 8 readability measures of every concept on the
+- ``concepteval_measures``: per LM and run, the 7 faithfulness and 9 readability measures of every concept on the
   run's windows and on each of its J subsets, the concepts' patterns and their alignment with the planted truth;
 - ``concepteval_tables``: every table and figure of ``results/concepteval/``.
 
@@ -43,10 +43,12 @@ SUBSET_ALL = "all"
 
 
 def readability_measures() -> list[str]:
-    """IN-/OUT- × UCI, UMass, EmbDist, EmbCos (the names :func:`neuroneval.concepteval.readability` gives)."""
+    """IN-/OUT- × UCI, UMass, EmbDist, EmbCos (the names :func:`neuroneval.concepteval.readability` gives), then the
+    simulation-based ``SIM-Corr`` (:func:`neuroneval.concepteval.simulation_readability`)."""
     from neuroneval.concepteval.readability import SIMILARITIES
+    from neuroneval.concepteval.simulation import SIMULATION_MEASURE
 
-    return [f"{side}-{name}" for side in READABILITY_SIDES for name in SIMILARITIES]
+    return [*(f"{side}-{name}" for side in READABILITY_SIDES for name in SIMILARITIES), SIMULATION_MEASURE]
 
 
 def family_of(concept: str) -> str:
@@ -227,14 +229,19 @@ def subset_windows(n_windows: int, subsets: int) -> list[np.ndarray]:
 
 
 def readability_scores(model: Any, windows: np.ndarray, concepts: Sequence[Any], *, layer: int, site: str,
-                       corpus: Any, pattern_options: Any, readability_options: Any) -> tuple[pd.DataFrame, dict]:
-    """Readability (IN/OUT × UCI, UMass, EmbDist, EmbCos) of ``concepts`` on token windows, and the patterns
-    ``{"IN": (C, k), "OUT": (C, k)}`` it scored (input side by context ablation, output side by the head)."""
+                       corpus: Any, pattern_options: Any, readability_options: Any, simulation_options: Any,
+                       vocabulary: Sequence[str], chat: Any = None) -> tuple[pd.DataFrame, dict]:
+    """Readability (IN/OUT × UCI, UMass, EmbDist, EmbCos, and SIM-Corr) of ``concepts`` on token windows, and the
+    patterns ``{"IN": (C, k), "OUT": (C, k)}`` it scored (input side by context ablation, output side by the head).
+
+    SIM-Corr explains on the even-numbered windows and simulates on the odd-numbered ones (held out); ``chat`` is
+    the chat backend when ``simulation_options.backend`` is ``llm``."""
     from neuroneval.concepteval import (
         concept_activation_function,
         input_patterns,
         output_patterns,
         readability,
+        simulation_readability,
         split_lm,
     )
 
@@ -247,12 +254,19 @@ def readability_scores(model: Any, windows: np.ndarray, concepts: Sequence[Any],
     table = readability([concept.name for concept in concepts], input_patterns=patterns["IN"],
                         output_patterns=patterns["OUT"], corpus=corpus, embeddings=embeddings,
                         options=readability_options)
-    return table, patterns
+    if len(windows) < 2:
+        raise ValueError(f"SIM-Corr explains on half of the windows and scores on the other half: {len(windows)} "
+                         "window(s) is too few (concepteval.windows.run / subsets)")
+    values = activations(windows)
+    simulated = simulation_readability(windows[0::2], values[0::2], windows[1::2], values[1::2],
+                                       [concept.name for concept in concepts], simulation_options,
+                                       vocabulary=vocabulary, backend=chat)
+    return pd.concat([table, simulated[["concept", "measure", "value"]]], ignore_index=True), patterns
 
 
 def run_measures(model: Any, windows: np.ndarray, concepts: Sequence[Any], *, layer: int, site: str, subsets: int,
-                 corpus: Any, faithfulness_options: Any, pattern_options: Any,
-                 readability_options: Any) -> tuple[pd.DataFrame, dict]:
+                 corpus: Any, faithfulness_options: Any, pattern_options: Any, readability_options: Any,
+                 simulation_options: Any, vocabulary: Sequence[str], chat: Any = None) -> tuple[pd.DataFrame, dict]:
     """Every measure of every concept on a run's windows (``subset`` = ``all``) and on each of its J subsets
     (``subset`` = 0 … J − 1): a long table ``subset, concept, measure, value``, and the patterns of the whole run.
 
@@ -277,11 +291,21 @@ def run_measures(model: Any, windows: np.ndarray, concepts: Sequence[Any], *, la
                                     "value": values.ravel()}))
         table, patterns = readability_scores(model, windows[rows], concepts, layer=layer, site=site, corpus=corpus,
                                              pattern_options=pattern_options,
-                                             readability_options=readability_options)
+                                             readability_options=readability_options,
+                                             simulation_options=simulation_options, vocabulary=vocabulary, chat=chat)
         frames.append(table[["concept", "measure", "value"]].assign(subset=subset))
         if subset == SUBSET_ALL:
             run_patterns = patterns
     return pd.concat(frames, ignore_index=True)[["subset", "concept", "measure", "value"]], run_patterns
+
+
+def chat_backend(options: Any) -> Any:
+    """The OpenAI-compatible chat client of ``concepteval.simulation.llm`` when the backend is ``llm``, else None."""
+    if options.backend != "llm":
+        return None
+    from neuroneval.explain.llm_backend import OpenAICompatibleChat
+
+    return OpenAICompatibleChat(options.llm)
 
 
 def pattern_table(patterns: Mapping[str, np.ndarray], names: Sequence[str], vocabulary: Sequence[str]) -> pd.DataFrame:
@@ -542,6 +566,7 @@ def concepteval_measures(job: StepIO) -> None:
         FaithfulnessOptions,
         PatternOptions,
         ReadabilityOptions,
+        SimulationOptions,
         activate_all,
         site_activations,
     )
@@ -565,10 +590,13 @@ def concepteval_measures(job: StepIO) -> None:
     pattern_options = PatternOptions.from_params({**job.params.patterns, "replacement_id": UNK_ID,
                                                   "exclude_ids": (EOS_ID, UNK_ID)})
     layer, site = int(job.params.layer), job.params.site
+    simulation_options = SimulationOptions.from_params(job.params.simulation)
     scores, patterns = run_measures(model, windows, concepts, layer=layer, site=site,
                                     subsets=int(job.params.subsets), corpus=corpus,
                                     faithfulness_options=FaithfulnessOptions.from_params(job.params.faithfulness),
-                                    pattern_options=pattern_options, readability_options=readability_options)
+                                    pattern_options=pattern_options, readability_options=readability_options,
+                                    simulation_options=simulation_options, vocabulary=world.vocabulary,
+                                    chat=chat_backend(simulation_options))
     names = [concept.name for concept in concepts]
     scores.insert(0, "run", run)
     scores.insert(0, "model", job.wildcards.lm)
