@@ -171,3 +171,53 @@ def test_a_rank_metric_that_differs_reports_the_other_tie_mode() -> None:
     assert claim.verdict == "differs"
     assert "with ties = reference (the authors' noise tie-breaking) it fails" in claim.reason
     assert "experimental missing 78.7%" in claim.reason and "theoretical extra 81.4%" in claim.reason
+
+
+def _concepteval_tables(retest: dict[str, float], alpha: dict[str, float], taus: dict[tuple[str, str], float],
+                        rating_taus: dict[str, float], means: dict[tuple[str, str], float]):
+    reliability = pd.DataFrame(
+        [{"model": "lm", "measure": m, "statistic": "pearson", "run": "test-retest", "value": v}
+         for m, v in retest.items()]
+        + [{"model": "lm", "measure": m, "statistic": "cronbach_alpha", "run": run, "value": v - shift}
+           for m, v in alpha.items() for run, shift in (("test", 0.0), ("retest", 0.01))])
+    names = sorted({name for pair in taus for name in pair})
+    mtmm = pd.DataFrame([{"model": "lm", "measure_a": a, "measure_b": b,
+                          "statistic": "cronbach_alpha" if a == b else "kendall_tau_b",
+                          "value": 1.0 if a == b else taus.get((a, b), taus.get((b, a), 0.0))}
+                         for a in names for b in names])
+    validity = pd.DataFrame([{"model": "lm", "criterion": "raters", "measure": m, "statistic": "kendall_tau_b",
+                              "value": v} for m, v in rating_taus.items()])
+    methods = pd.DataFrame([{"model": "lm", "family": f, "measure": m, "mean": v} for (f, m), v in means.items()])
+    return reliability, validity, mtmm, methods
+
+
+def test_concepteval_claims_follow_the_papers_rules() -> None:
+    """Reliability: exactly the paper's unreliable measures below 0.9 holds, one more differs and is named; MTMM
+    block means of |τ| computed by hand; validity and method orderings."""
+    measures = ["GRAD-Loss", "ABL-Div", "IN-UCI", "IN-UMass", "IN-EmbCos", "OUT-EmbCos", "SIM-Corr"]
+    retest = {m: 0.95 for m in measures} | {"SIM-Corr": 0.5}
+    alpha = {m: 0.97 for m in measures} | {"GRAD-Loss": 0.3, "IN-UCI": 0.8, "IN-UMass": 0.85, "ABL-Div": 0.905}
+    taus = {("GRAD-Loss", "ABL-Div"): -0.6, ("GRAD-Loss", "IN-EmbCos"): 0.1, ("ABL-Div", "IN-EmbCos"): -0.3,
+            ("GRAD-Loss", "OUT-EmbCos"): 0.2, ("ABL-Div", "OUT-EmbCos"): 0.0, ("IN-EmbCos", "OUT-EmbCos"): 0.4}
+    rating = {"SIM-Corr": 0.3, "IN-EmbDist": 0.1, "IN-EmbCos": 0.5, "OUT-EmbDist": 0.2, "OUT-EmbCos": 0.45}
+    means = {("probe", "ABL-Div"): 0.2, ("probe", "IN-EmbCos"): 0.6, ("sae", "ABL-Div"): 0.1,
+             ("sae", "IN-EmbCos"): 0.7, ("neuron", "ABL-Div"): 0.05, ("neuron", "IN-EmbCos"): 0.5,
+             ("random", "ABL-Div"): 0.01, ("random", "IN-EmbCos"): 0.4}
+    rows = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating, means))
+    frame = claims_frame(rows)
+    assert list(frame.columns) == list(COLUMNS) and (frame["paper"] == "004").all()
+    verdicts = dict(zip(frame["claim"].str.split(": ", n=1).str[1], frame["verdict"], strict=True))
+    assert verdicts["every measure but the simulation-based score passes test-retest 0.9"] == "holds"
+    alpha_row = frame[frame["claim"].str.contains("subset consistency")].iloc[0]
+    assert alpha_row["verdict"] == "differs" and "ABL-Div 0.895" in alpha_row["reason"]  # min over the two runs
+    mtmm_rows = frame[frame["table"].str.startswith("Fig. 3")]
+    divergent = np.mean([0.1, 0.3, 0.2, 0.0])
+    assert f"{divergent:.3f}" in mtmm_rows.iloc[0]["our_value"] and mtmm_rows.iloc[0]["verdict"] == "holds"
+    assert "0.400 over 1 pairs" in mtmm_rows.iloc[1]["our_value"] and mtmm_rows.iloc[1]["verdict"] == "differs"
+    assert "0.600 over 1 pairs" in mtmm_rows.iloc[2]["our_value"] and mtmm_rows.iloc[2]["verdict"] == "holds"
+    assert frame[frame["table"] == "Table 4"]["verdict"].iloc[0] == "holds"  # IN-EmbCos 0.5 is the best
+    methods = frame[frame["table"].str.startswith("Fig. 4")]["verdict"].tolist()
+    assert methods == ["holds", "differs", "holds"]  # sae > neuron; probe < sae on IN-EmbCos; probe > random
+    assert "not above on IN-EmbCos" in frame[frame["table"].str.startswith("Fig. 4")]["reason"].iloc[1]
+    flipped = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating | {"SIM-Corr": 0.9}, means))
+    assert "SIM-Corr has the highest" in claims_frame(flipped).query("table == 'Table 4'")["reason"].iloc[0]

@@ -30,6 +30,9 @@ VERDICT_RULES = (
     "Table D.2 holds when every closed form is within 4 standard errors of the simulated mean Δs",
     "a cost factor '≈ F×' holds when its bootstrap interval meets [F/2, 2F]",
     "a CoSy row holds when true explanations reach AUC ≥ 0.90 and random ones stay within 0.10 of 0.5",
+    "a 004 reliability row holds when the measures the paper calls unreliable fall below 0.9 and the others reach "
+    "it; an MTMM row when the mean |Kendall τ| of the block is inside the paper's range; a validity or method row "
+    "when the ordering the paper reports is ours too (faithfulness compared by |mean|, readability by mean)",
 )
 COLUMNS = ("paper", "table", "claim", "paper_value", "our_value", "verdict", "reason", "source")
 #: A setting's best meta-AUPRC "matches" the paper's within this absolute difference.
@@ -767,4 +770,136 @@ def cosy_claims(table2: pd.DataFrame, *, source: str = "results/cosy/table2.csv"
                 source,
             )
         )
+    return claims
+
+
+# --- paper 004: readability and faithfulness of concepts ---------------------------------------------------------
+
+#: Measures compared by the magnitude of their mean (a faithful concept moves the output either way).
+_SIGNED_FAITHFULNESS = ("GRAD-", "ABL-")
+
+
+def _measure_group(measure: str) -> str:
+    if measure.startswith(_SIGNED_FAITHFULNESS):
+        return "faithfulness"
+    return measure.split("-", 1)[0] if measure.startswith(("IN-", "OUT-")) else "simulation"
+
+
+def _reliability_claim(model: str, rows: pd.DataFrame, statistic: str, what: str, table: str,
+                       source: str) -> Claim:
+    """Measures the paper calls unreliable under ``statistic`` fall below 0.9, every other one reaches it."""
+    unreliable = paper.CONCEPTEVAL_UNRELIABLE[statistic]
+    if statistic == "cronbach_alpha":
+        values = rows[rows["statistic"] == statistic].groupby("measure", sort=False)["value"].min()
+    else:
+        values = rows[rows["run"] == statistic].set_index("measure")["value"]
+    values = values.dropna()
+    below = [name for name, value in values.items() if value < paper.CONCEPTEVAL_RELIABLE]
+    wrong_low = [name for name in below if name not in unreliable]
+    wrong_high = [name for name in unreliable if name in values.index and name not in below]
+    listed = ", ".join(f"{name} {values[name]:.2f}" for name in below) or "none"
+    reason = "; ".join(part for part in (
+        f"also below 0.9: {', '.join(f'{n} {values[n]:.3f}' for n in wrong_low)}" if wrong_low else "",
+        f"reaches 0.9 although the paper finds it unreliable: "
+        f"{', '.join(f'{n} {values[n]:.3f}' for n in wrong_high)}" if wrong_high else "") if part)
+    return Claim("004", table, f"{model}: {what}",
+                 f"below 0.9: {', '.join(unreliable)}; all others ≥ 0.9",
+                 f"below 0.9: {listed} (of {len(values)} measures)",
+                 _verdict(not wrong_low and not wrong_high), reason, source)
+
+
+def _block_mean(taus: pd.DataFrame, first: Sequence[str], second: Sequence[str]) -> tuple[float, int]:
+    pairs = taus[(taus["measure_a"].isin(first) & taus["measure_b"].isin(second))
+                 | (taus["measure_a"].isin(second) & taus["measure_b"].isin(first))]
+    pairs = pairs[pairs["measure_a"] < pairs["measure_b"]]  # each unordered pair once
+    values = pairs["value"].abs().dropna()
+    return (float(values.mean()) if len(values) else np.nan), len(values)
+
+
+def concepteval_claims(reliability: pd.DataFrame, validity: pd.DataFrame, mtmm: pd.DataFrame,
+                       methods: pd.DataFrame, *, source: str = "results/concepteval/") -> list[Claim]:
+    """004's reliability (Fig. 2), validity (Table 4, Fig. 3) and method comparison (Fig. 4) per LM."""
+    claims = []
+    for model in dict.fromkeys(reliability["model"]):
+        rows = reliability[reliability["model"] == model]
+        claims.append(_reliability_claim(model, rows, "test-retest",
+                                         "every measure but the simulation-based score passes test-retest 0.9",
+                                         "Fig. 2 / Sec. 5.2.1", f"{source}reliability.csv"))
+        claims.append(_reliability_claim(model, rows, "cronbach_alpha",
+                                         "subset consistency (α, both runs) passes 0.9 except GRAD-Loss, IN-UCI, "
+                                         "IN-UMass", "Fig. 2 / Sec. 5.2.1", f"{source}reliability.csv"))
+        claims += _mtmm_claims(model, mtmm[mtmm["model"] == model], f"{source}mtmm.csv")
+        claims += _validity_claims(model, validity[validity["model"] == model], f"{source}validity.csv")
+        claims += _method_claims(model, methods[methods["model"] == model], f"{source}methods.csv")
+    return claims
+
+
+def _mtmm_claims(model: str, mtmm: pd.DataFrame, source: str) -> list[Claim]:
+    taus = mtmm[mtmm["statistic"].str.startswith("kendall") & (mtmm["measure_a"] != mtmm["measure_b"])]
+    names = list(dict.fromkeys([*taus["measure_a"], *taus["measure_b"]]))
+    groups = {group: [name for name in names if _measure_group(name) == group]
+              for group in ("faithfulness", "IN", "OUT")}
+    readability = groups["IN"] + groups["OUT"]
+    checks = (
+        ("faithfulness and readability measures diverge (mean |τ| ≤ 0.3)", groups["faithfulness"], readability,
+         f"|τ| 0.0–{paper.CONCEPTEVAL_DIVERGENT_MAX}", lambda v: v <= paper.CONCEPTEVAL_DIVERGENT_MAX),
+        ("input- and output-side readability diverge (mean |τ| < 0.15)", groups["IN"], groups["OUT"],
+         f"|τ| < {paper.CONCEPTEVAL_SIDES_MAX}", lambda v: v < paper.CONCEPTEVAL_SIDES_MAX),
+        ("faithfulness measures converge moderately (mean |τ| ≈ 0.5, within ±0.2)", groups["faithfulness"],
+         groups["faithfulness"], f"≈ {paper.CONCEPTEVAL_CONVERGENT_MEAN}",
+         lambda v: abs(v - paper.CONCEPTEVAL_CONVERGENT_MEAN) <= 0.2),
+    )
+    claims = []
+    for text, first, second, paper_value, rule in checks:
+        value, count = _block_mean(taus, first, second)
+        if not count:
+            claims.append(Claim("004", "Fig. 3 / Sec. 5.2.2", f"{model}: {text}", paper_value, "no pairs",
+                                "not_testable", "the MTMM table lacks one of the two groups", source))
+            continue
+        holds = bool(rule(value))
+        claims.append(Claim("004", "Fig. 3 / Sec. 5.2.2", f"{model}: {text}", paper_value,
+                            f"mean |τ| {value:.3f} over {count} pairs", _verdict(holds),
+                            "" if holds else f"mean |τ| {value:.3f} is outside {paper_value}", source))
+    return claims
+
+
+def _validity_claims(model: str, validity: pd.DataFrame, source: str) -> list[Claim]:
+    """Table 4: EmbCos predicts the ratings better than the other readability measures and the LLM/SIM score."""
+    taus = validity[(validity["criterion"] == "raters") & validity["statistic"].str.startswith("kendall")]
+    values = taus.set_index("measure")["value"].reindex(list(paper.CONCEPTEVAL_VALIDITY_KENDALL)).dropna()
+    paper_value = "; ".join(f"{name} {ir:.2f}/{orr:.2f}" for name, (ir, orr) in
+                            paper.CONCEPTEVAL_VALIDITY_KENDALL.items())
+    text = f"{model}: an EmbCos measure has the highest Kendall τ with the ratings, above the simulation score"
+    if values.empty or "SIM-Corr" not in values.index:
+        return [Claim("004", "Table 4", text, paper_value, "no rating criterion", "not_testable",
+                      "validity.csv has no 'raters' rows for SIM-Corr and the EmbDist/EmbCos measures", source)]
+    best = str(values.idxmax())
+    holds = best in ("IN-EmbCos", "OUT-EmbCos")
+    ours = "; ".join(f"{name} {value:.3f}" for name, value in values.items())
+    return [Claim("004", "Table 4", text, f"IR/OR τ: {paper_value}", f"τ with simulated ratings: {ours}",
+                  _verdict(holds), "" if holds else f"{best} has the highest τ ({values[best]:.3f})",
+                  source)]
+
+
+def _method_claims(model: str, methods: pd.DataFrame, source: str) -> list[Claim]:
+    """Fig. 4: probe (TCAV) > SAE > neuron on every representative measure; and probe > random (the floor)."""
+    table = methods.set_index(["family", "measure"])["mean"]
+    measures = list(dict.fromkeys(methods["measure"]))
+    claims = []
+    for better, worse, paper_value in (("sae", "neuron", "SAE above neuron on every measure"),
+                                       ("probe", "sae", "TCAV above SAE on every measure"),
+                                       ("probe", "random", "TCAV best of the compared methods")):
+        if not all((family, measure) in table.index for family in (better, worse) for measure in measures):
+            continue
+        cells, losing = [], []
+        for measure in measures:
+            high, low = table[(better, measure)], table[(worse, measure)]
+            key = abs if _measure_group(measure) == "faithfulness" else float
+            cells.append(f"{measure} {high:.3g} vs {low:.3g}")
+            if not key(high) > key(low):
+                losing.append(measure)
+        claims.append(Claim("004", "Fig. 4 / Sec. 5.3",
+                            f"{model}: {better} concepts score above {worse} concepts on every representative measure",
+                            paper_value, "; ".join(cells), _verdict(not losing),
+                            f"not above on {', '.join(losing)}" if losing else "", source))
     return claims

@@ -86,3 +86,35 @@ COSY_TRUE_RANDOM_AUC: dict[str, tuple[float, float]] = {
     "GoogLeNet": (0.99, 0.48),
     "ViT-B/16": (0.99, 0.49),
 }
+
+#: Paper 004, Fig. 2 / Sec. 5.2.1: the minimal acceptable reliability (Nunnally and Bernstein, 1994), red line.
+CONCEPTEVAL_RELIABLE = 0.9
+#: Paper 004, Sec. 5.2.1 (Fig. 2): measures the text calls unreliable, by statistic. Test-retest: only LLM-Score
+#: (ours: SIM-Corr); subset consistency: GRAD-Loss, IN-UCI and IN-UMass. Every other measure passes 0.9.
+CONCEPTEVAL_UNRELIABLE: dict[str, tuple[str, ...]] = {
+    "test-retest": ("SIM-Corr",),
+    "cronbach_alpha": ("GRAD-Loss", "IN-UCI", "IN-UMass"),
+}
+#: Paper 004, Table 3: Kendall τ between the three experts, (input, output, average) per pair.
+CONCEPTEVAL_INTER_RATER: dict[str, tuple[float, float, float]] = {
+    "Expert1 & Expert2": (0.81, 0.77, 0.79),
+    "Expert1 & Expert3": (0.76, 0.75, 0.76),
+    "Expert2 & Expert3": (0.74, 0.72, 0.73),
+}
+#: Paper 004, Table 4: Kendall τ of each readability measure with human input (IR) and output (OR) readability;
+#: LLM-Score is the simulation-based score (ours: SIM-Corr).
+CONCEPTEVAL_VALIDITY_KENDALL: dict[str, tuple[float, float]] = {
+    "SIM-Corr": (0.54, 0.09),
+    "IN-EmbDist": (0.19, 0.12),
+    "IN-EmbCos": (0.56, 0.18),
+    "OUT-EmbDist": (0.15, 0.63),
+    "OUT-EmbCos": (0.17, 0.67),
+}
+#: Paper 004, Sec. 5.2.2 (Fig. 3): |τ| between faithfulness and readability measures lies in 0.0–0.3 (divergent),
+#: between input- and output-side readability below 0.15, and among faithfulness measures averages ≈ 0.5
+#: (convergent).
+CONCEPTEVAL_DIVERGENT_MAX = 0.3
+CONCEPTEVAL_SIDES_MAX = 0.15
+CONCEPTEVAL_CONVERGENT_MEAN = 0.5
+#: Paper 004, Sec. 5.3 (Fig. 4): on every representative measure, TCAV (probe) > sparse autoencoder > neuron.
+CONCEPTEVAL_METHOD_ORDER: tuple[str, ...] = ("probe", "sae", "neuron")

@@ -19,6 +19,7 @@ PAPER_TITLES = {
     "000": "Evaluating neuron explanations: a unified framework with sanity checks (NeuronEval)",
     "001": "Crowd-sourced evaluation of neuron explanations",
     "002": "CoSy: evaluating textual explanations of neurons",
+    "004": "Evaluating readability and faithfulness of concept-based explanations",
 }
 
 
@@ -42,6 +43,10 @@ class FidelityInputs:
     crowd_units: Path
     crowd_concepts: Path
     cosy_table2: Path
+    concepteval_reliability: Path
+    concepteval_validity: Path
+    concepteval_mtmm: Path
+    concepteval_methods: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
     paper_rarity: float = 0.001
 
@@ -70,7 +75,7 @@ def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
 
 
 def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
-    """Every claim the embedded default can test, in the order papers 000, 001, 002 (columns :data:`COLUMNS`)."""
+    """Every claim the embedded default can test, in the order papers 000, 001, 002, 004 (columns :data:`COLUMNS`)."""
     meta = _read(inputs.meta, ("setting", "metric", "test_auprc"))
     table3 = _read(inputs.table3, ("metric", "pass"))
     reference_runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
@@ -103,6 +108,12 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             paper_rarity=inputs.paper_rarity,
         ),
         *claim_builders.cosy_claims(_read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean"))),
+        *claim_builders.concepteval_claims(
+            _read(inputs.concepteval_reliability, ("model", "measure", "statistic", "run", "value")),
+            _read(inputs.concepteval_validity, ("model", "criterion", "measure", "statistic", "value")),
+            _read(inputs.concepteval_mtmm, ("model", "measure_a", "measure_b", "statistic", "value")),
+            _read(inputs.concepteval_methods, ("model", "family", "measure", "mean")),
+        ),
     ]
     return claims_frame(rows)
 

@@ -13,7 +13,7 @@ from neuroneval.pipeline.runner import StepIO
 
 
 def fidelity(job: StepIO) -> None:
-    """The fidelity report: every testable claim of papers 000–002 beside our value (``neuroneval.fidelity``)."""
+    """The fidelity report: every testable claim of papers 000–002, 004 beside ours (``neuroneval.fidelity``)."""
     from neuroneval.crowd.rarity import PAPER_RARITY
     from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
 
