@@ -3,11 +3,12 @@
 Faithfulness (:mod:`~neuroneval.concepteval.faithfulness`) perturbs h and watches head(h); readability
 (:mod:`~neuroneval.concepteval.readability`) needs concept activations of token windows. This module gives both
 for ``transformers`` ``GPT2LMHeadModel`` s (the repository's tiny LMs of :mod:`neuroneval.models.lm` and real
-GPT-2 checkpoints alike). Two sites of block ``layer`` are supported:
+GPT-2 checkpoints alike) and ``GPTNeoXForCausalLM`` s (Pythia, the paper's backbone). Two sites of block ``layer``
+are supported:
 
 - ``"resid"``: the residual stream after the block (the block's output, m = n_embd);
-- ``"mlp"``: the MLP neurons GeLU(h_in W_1) of the block (m = 4·n_embd), where paper 004 (App. F) reads its
-  neurons and trains its SAEs.
+- ``"mlp"``: the MLP neurons GeLU(h_in W_1) of the block (m = 4·n_embd; the output of ``block.mlp.act`` in both
+  architectures), where paper 004 (App. F) reads its neurons and trains its SAEs.
 
 ``head(h')`` reruns the model on the same token windows with a forward hook that replaces the site's output by
 ``h'`` (any batch that is a whole multiple of the windows' batch, so several perturbations run in one pass), and
@@ -38,10 +39,21 @@ class LMSplit:
     targets: torch.Tensor
 
 
+def transformer_blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The blocks of a causal LM: ``transformer.h`` (GPT-2) or ``gpt_neox.layers`` (GPT-NeoX: Pythia)."""
+    base = model.base_model
+    for name in ("h", "layers"):
+        blocks = getattr(base, name, None)
+        if isinstance(blocks, torch.nn.ModuleList):
+            return blocks
+    raise ValueError(f"{type(model).__name__}: no transformer blocks found (expected GPT-2's transformer.h or "
+                     "GPT-NeoX's gpt_neox.layers)")
+
+
 def _site_module(model: torch.nn.Module, layer: int, site: str) -> torch.nn.Module:
     if site not in SITES:
         raise ValueError(f"site must be one of {list(SITES)}, got {site!r}")
-    blocks = model.transformer.h
+    blocks = transformer_blocks(model)
     if not -len(blocks) <= layer < len(blocks):
         raise ValueError(f"layer {layer} out of range for a model with {len(blocks)} blocks")
     return blocks[layer] if site == "resid" else blocks[layer].mlp.act
@@ -64,7 +76,7 @@ def site_activations(model: torch.nn.Module, token_windows: np.ndarray | torch.T
         lambda module, inputs, output: captured.append(output[0] if isinstance(output, tuple) else output))
     try:
         model.eval()
-        model.transformer(input_ids=windows.to(next(model.parameters()).device))
+        model.base_model(input_ids=windows.to(next(model.parameters()).device))
     finally:
         handle.remove()
     return captured[0].detach()

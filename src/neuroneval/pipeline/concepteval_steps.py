@@ -250,7 +250,7 @@ def readability_scores(model: Any, windows: np.ndarray, concepts: Sequence[Any],
     patterns = {"IN": input_patterns(windows, activations, vocab_size, pattern_options)[0]}
     split = split_lm(model, windows, layer=layer, site=site)
     patterns["OUT"] = output_patterns(concepts, split.hidden, split.head, pattern_options)[0]
-    embeddings = model.transformer.wte.weight.detach().double().numpy()
+    embeddings = model.get_input_embeddings().weight.detach().double().numpy()
     table = readability([concept.name for concept in concepts], input_patterns=patterns["IN"],
                         output_patterns=patterns["OUT"], corpus=corpus, embeddings=embeddings,
                         options=readability_options)
