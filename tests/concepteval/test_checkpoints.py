@@ -125,3 +125,82 @@ def test_every_measure_runs_on_a_checkpoint_and_a_corpus_file(checkpoint, corpus
     assert (whole[whole["measure"] == "ABL-Div"]["value"] >= -1e-9).all()  # a KL divergence
     assert set(patterns) == {"IN", "OUT"} and patterns["OUT"].shape[0] == len(concepts)
     assert not np.isin(patterns["IN"], exclude).any()
+
+
+def test_the_steps_run_on_an_external_checkpoint_and_corpus(tmp_path: Path, corpus_file: Path) -> None:
+    """The workflow's steps with the paper profile's inputs: a GPT-NeoX checkpoint (``params.model_spec``) and the
+    token stream and vocabulary that rule external_text_dataset writes; no planted concepts, so no probes and no
+    rated criterion."""
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from neuroneval.pipeline.concepteval_steps import (
+        RUNS,
+        concepteval_concepts,
+        concepteval_hidden,
+        concepteval_measures,
+        concepteval_tables,
+    )
+
+    model_dir = tmp_path / "neox"
+    _model("gpt_neox").save_pretrained(model_dir)
+    tokenizer = word_level_tokenizer(VOCABULARY)
+    tokenizer.save_pretrained(model_dir)
+    tokens = token_stream(read_documents(corpus_file), tokenizer, max_tokens=420)
+    np.save(tmp_path / "tokens.npy", tokens)
+    (tmp_path / "vocabulary.json").write_text(json.dumps({"tokenizer_model": "neox", "vocabulary": VOCABULARY,
+                                                          "exclude": special_token_ids(tokenizer)}))
+    spec = {"family": "transformers_lm", "model_dir": str(model_dir), "context_length": 16}
+    sources = {"model": [str(model_dir)], "tokens": str(tmp_path / "tokens.npy"),
+               "vocabulary": str(tmp_path / "vocabulary.json")}
+    data, runs, results = tmp_path / "data", tmp_path / "runs" / "neox", tmp_path / "results"
+    common = {"wildcards": SimpleNamespace(lm="neox"), "threads": 1}
+    concepteval_hidden(SimpleNamespace(
+        input=SimpleNamespace(**sources), output=SimpleNamespace(hidden=str(data / "hidden.npz")),
+        params=SimpleNamespace(model_spec=spec, window_length=CONTEXT, layer=1, site="resid",
+                               windows={"seed": 0, "fit": 20, "run": 12}, runs=[1, 2], planted=None), **common))
+    with np.load(data / "hidden.npz") as arrays:
+        assert arrays["test_windows"].shape == (12, CONTEXT) and arrays["test_labels"].shape == (12 * CONTEXT, 0)
+        assert arrays["fit_hidden"].shape == (20 * CONTEXT, WIDTH)
+    families = {"neuron": {"count": 3, "seed": 0}, "pca": {"count": 2}, "random": {"count": 4, "seed": 0}}
+    concepteval_concepts(SimpleNamespace(
+        input=SimpleNamespace(hidden=str(data / "hidden.npz"), sae=""),
+        output=SimpleNamespace(concepts=str(data / "concepts.npz"), card=str(data / "concepts.csv")),
+        params=SimpleNamespace(families=families), **common))
+    for run in RUNS:
+        concepteval_measures(SimpleNamespace(
+            input=SimpleNamespace(**sources, hidden=str(data / "hidden.npz"), concepts=str(data / "concepts.npz")),
+            output=SimpleNamespace(measures=str(runs / f"{run}.csv"), patterns=str(runs / f"{run}_patterns.csv"),
+                                   truth=str(runs / f"{run}_truth.csv")),
+            params=SimpleNamespace(model_spec=spec, layer=1, site="resid", subsets=2, faithfulness={},
+                                   patterns={"top_k": 4, "n_high": 6}, readability={"window": 16},
+                                   simulation={"top_k": 10, "n_tokens": 2}),
+            wildcards=SimpleNamespace(lm="neox", run=run), threads=1))
+    truth = pd.read_csv(runs / "test_truth.csv")
+    assert truth["alignment"].isna().all() and len(truth) == 9
+    patterns = pd.read_csv(runs / "test_patterns.csv", keep_default_na=False)
+    assert set(patterns["token"]) <= set(WORDS)  # <eos>/<unk> never enter a pattern
+    concepteval_tables(SimpleNamespace(
+        input=SimpleNamespace(measures=[str(runs / f"{run}.csv") for run in RUNS],
+                              patterns=[str(runs / f"{run}_patterns.csv") for run in RUNS],
+                              truth=[str(runs / f"{run}_truth.csv") for run in RUNS]),
+        output=SimpleNamespace(measures=results / "measures.csv", reliability=results / "reliability.csv",
+                               reliability_figure=results / "reliability.png", inter_rater=results / "inter_rater.csv",
+                               validity=results / "validity.csv", mtmm=results / "mtmm.csv",
+                               mtmm_figure=results / "mtmm.png", methods=results / "methods.csv",
+                               methods_figure=results / "methods.png", patterns=results / "patterns.md"),
+        params=SimpleNamespace(subsets=2, faithfulness_measures=list(MEASURES),
+                               measurement={"bootstrap": {"n_boot": 20}}, raters={"n_raters": 3},
+                               comparison=["ABL-Div", "SIM-Corr"], patterns_shown=1),
+        wildcards=SimpleNamespace(), threads=1))
+    reliability = pd.read_csv(results / "reliability.csv")
+    measures = pd.read_csv(results / "measures.csv")
+    wide = measures[measures["measure"] == "ABL-Div"].pivot(index="concept", columns="run", values="value")
+    retest = reliability[(reliability["measure"] == "ABL-Div") & (reliability["run"] == "test-retest")]["value"]
+    assert retest.iloc[0] == pytest.approx(np.corrcoef(wide["test"], wide["retest"])[0, 1], rel=1e-4)
+    assert pd.read_csv(results / "inter_rater.csv").empty  # nothing planted, nothing to rate
+    validity = pd.read_csv(results / "validity.csv")
+    assert validity[validity["criterion"].isin(["alignment", "raters"])]["value"].isna().all()
+    assert set(pd.read_csv(results / "methods.csv")["family"]) == set(families)

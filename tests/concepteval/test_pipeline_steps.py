@@ -162,7 +162,8 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     job = SimpleNamespace(input=SimpleNamespace(world=str(root / "world"), model=str(root / "lm")),
                           output=SimpleNamespace(hidden=str(data / "hidden.npz")),
                           params=SimpleNamespace(layer=0, site="resid", windows={"seed": 0, "fit": 60, "run": 24},
-                                                 runs=[1, 2], planted=["slot", "topic"]),
+                                                 runs=[1, 2], planted=["slot", "topic"], model_spec=None,
+                                                 window_length=None),
                           wildcards=SimpleNamespace(lm="lm"), threads=1)
     concepteval_hidden(job)
     concepteval_sae(SimpleNamespace(input=SimpleNamespace(hidden=str(data / "hidden.npz")),
@@ -182,6 +183,7 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             output=SimpleNamespace(measures=str(runs / f"{run}.csv"), patterns=str(runs / f"{run}_patterns.csv"),
                                    truth=str(runs / f"{run}_truth.csv")),
             params=SimpleNamespace(layer=0, site="resid", subsets=SUBSETS, faithfulness={"concept_batch": 16},
+                                   model_spec=None,
                                    patterns={"top_k": 5, "n_high": 8}, readability={"window": 16},
                                    simulation={"top_k": 10, "n_tokens": 3}),
             wildcards=SimpleNamespace(lm="lm", run=run), threads=1))

@@ -40,10 +40,11 @@ def test_the_paper_profile_is_valid_and_declares_the_ten_table4_settings() -> No
         "imagenet_val", "places365_val", "cub_test", "openwebtext"}
     external = merged["external"]
     assert image_datasets(external) == ["imagenet_val", "places365_val", "cub_train", "cub_test"]
-    assert text_datasets(external) == ["openwebtext"]
+    assert text_datasets(external) == ["openwebtext", "pile_pythia"]
     assert vision_models(external) == ["vit_b16", "resnet50", "resnet18_places", "cub_cbm"]
     assert embedders(external) == ["clip_b32", "siglip"]
-    assert language_models(external) == ["gpt2_small", "gpt2_xl"]
+    assert language_models(external) == ["gpt2_small", "pythia_70m", "gpt2_xl"]
+    assert merged["concepteval"]["corpus"] == {"pythia_70m": "pile_pythia"}  # paper 004 on Pythia-70M
 
 
 def test_every_key_of_the_profile_has_a_comment() -> None:

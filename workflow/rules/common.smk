@@ -61,7 +61,11 @@ wildcard_constraints:
     split="[a-z]+",
     layer="[a-z0-9_.]+",
     model="|".join(VISION_CLASSIFIERS),
-    lm="|".join(LANGUAGE_MODELS) or "NO_LANGUAGE_MODEL",
+    # embedded LMs, and the external LMs that concepteval reads on a corpus (paper profile)
+    lm="|".join(
+        [*LANGUAGE_MODELS, *(config.get("concepteval", {}).get("corpus") or {})]
+    )
+    or "NO_LANGUAGE_MODEL",
     clip="|".join(CONTRASTIVE_MODELS) or "NO_CONTRASTIVE_MODEL",
     probe="|".join(PROBES) or "NO_PROBE",
 
@@ -395,10 +399,13 @@ def explain_score_methods(wildcards):
 # Concept evaluation, paper 004 (workflow/rules/concepteval.smk)
 CONCEPTEVAL = config.get("concepteval") or {}
 CONCEPTEVAL_MODELS = list(CONCEPTEVAL.get("models") or [])
-if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS):
+# LM -> the external text dataset it reads (paper profile); the others are embedded LMs on the text world
+CONCEPTEVAL_CORPUS = dict(CONCEPTEVAL.get("corpus") or {})
+if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS) - set(CONCEPTEVAL_CORPUS):
     raise ValueError(
         "params.yaml: concepteval.models names undefined language models "
-        f"{sorted(set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS))}; defined: {sorted(LANGUAGE_MODELS)}"
+        f"{sorted(set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS) - set(CONCEPTEVAL_CORPUS))}; defined: "
+        f"{sorted(LANGUAGE_MODELS)} and the external LMs of concepteval.corpus {sorted(CONCEPTEVAL_CORPUS)}"
     )
 # how the windows are dealt out (the subsets only cut the runs: changing them reruns no hidden states or SAE)
 CONCEPTEVAL_WINDOWS = {
@@ -406,6 +413,28 @@ CONCEPTEVAL_WINDOWS = {
     for key, value in (CONCEPTEVAL.get("windows") or {}).items()
     if key != "subsets"
 }
+
+
+def concepteval_sources(wildcards):
+    """The embedded LM and text world, or an external checkpoint and its corpus's token stream."""
+    corpus = CONCEPTEVAL_CORPUS.get(wildcards.lm)
+    if corpus is None:
+        return {
+            "model": f"data/models/{wildcards.lm}",
+            "world": f"data/worlds/text/{CONCEPTEVAL.get('split', 'probe')}",
+        }
+    return {
+        "model": externals.model_files(EXTERNAL, wildcards.lm),
+        "tokens": f"data/external/{corpus}/tokens.npy",
+        "vocabulary": f"data/external/{corpus}/vocabulary.json",
+    }
+
+
+def concepteval_model_spec(wildcards):
+    """The resolved external.models spec of an external LM (None for an embedded one)."""
+    if wildcards.lm not in CONCEPTEVAL_CORPUS:
+        return None
+    return externals.model_spec(EXTERNAL, wildcards.lm)
 
 
 # Neuron viewer (workflow/rules/viewer.smk)

@@ -7,8 +7,7 @@ wildcard_constraints:
 
 rule concepteval_hidden:
     input:
-        model="data/models/{lm}",
-        world=f"data/worlds/text/{CONCEPTEVAL.get('split', 'probe')}",
+        unpack(concepteval_sources),
     output:
         hidden="data/concepteval/{lm}/hidden.npz",
     log:
@@ -20,11 +19,13 @@ rule concepteval_hidden:
     threads: 1
     params:
         step=step_version("concepteval_hidden"),
+        model_spec=concepteval_model_spec,
+        window_length=CONCEPTEVAL.get("window_length"),
         layer=CONCEPTEVAL.get("layer"),
         site=CONCEPTEVAL.get("site"),
         windows=CONCEPTEVAL_WINDOWS,
         runs=CONCEPTEVAL.get("runs"),
-        planted=CONCEPTEVAL.get("families", {}).get("probe", {}).get("planted"),
+        planted=(CONCEPTEVAL.get("families", {}).get("probe") or {}).get("planted"),
     script:
         "../scripts/step.py"
 
@@ -70,8 +71,7 @@ rule concepteval_concepts:
 
 rule concepteval_measures:
     input:
-        model="data/models/{lm}",
-        world=f"data/worlds/text/{CONCEPTEVAL.get('split', 'probe')}",
+        unpack(concepteval_sources),
         hidden="data/concepteval/{lm}/hidden.npz",
         concepts="data/concepteval/{lm}/concepts.npz",
     output:
@@ -87,6 +87,7 @@ rule concepteval_measures:
     threads: 1
     params:
         step=step_version("concepteval_measures"),
+        model_spec=concepteval_model_spec,
         layer=CONCEPTEVAL.get("layer"),
         site=CONCEPTEVAL.get("site"),
         subsets=CONCEPTEVAL.get("windows", {}).get("subsets"),

@@ -20,6 +20,7 @@ families, per-measure statistics that skip undefined values) are what this glue 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,8 @@ def planted_labels(slot_of_token: np.ndarray, topic_of_token: np.ndarray, n_topi
                 names.append(f"topic:{topic}")
         else:
             raise ValueError(f"concepteval.families.probe.planted: unknown kind {kind!r}; known: {list(PLANTED)}")
+    if not columns:
+        return np.zeros((len(slot_of_token), 0), dtype=np.int8), names
     return np.stack(columns, axis=1).astype(np.int8), names
 
 
@@ -118,6 +121,17 @@ def alignment_auc(activations: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.where((n1 > 0) & (n0 > 0), auc, np.nan)
 
 
+def planted_alignment(names: Sequence[str], auc: np.ndarray, label_names: Sequence[str]) -> pd.DataFrame:
+    """Each concept's best planted AUC (C, T) and which label gives it: ``concept, family, alignment,
+    best_planted`` (NaN and empty without planted labels, T = 0)."""
+    if auc.shape[1] == 0:
+        return pd.DataFrame({"concept": list(names), "family": [family_of(name) for name in names],
+                             "alignment": np.nan, "best_planted": ""})
+    best = np.nanargmax(np.where(np.isfinite(auc), auc, -np.inf), axis=1)
+    return pd.DataFrame({"concept": list(names), "family": [family_of(name) for name in names],
+                         "alignment": auc[np.arange(len(names)), best], "best_planted": np.asarray(label_names)[best]})
+
+
 # ---------------------------------------------------------------- concept families
 
 def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence[str], families: Mapping[str, Any],
@@ -126,7 +140,8 @@ def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence
 
     Neurons and SAE features are ``count`` sampled with ``seed`` (SAE: among features that fire on the fitting
     states); probes are fitted to the planted labels; PCA and k-means give ``count`` directions; the floor is
-    ``count`` random unit directions, centred at the mean state when ``centered``. Returns the concepts and a card
+    ``count`` random unit directions, centred at the mean state when ``centered``; a family absent or set to
+    ``None`` is left out. Returns the concepts and a card
     ``concept, family, kind, positives, holdout_balanced_accuracy``.
     """
     from neuroneval.concepteval import (
@@ -145,7 +160,7 @@ def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence
     width = hidden.shape[1]
     concepts: list[Any] = []
     probe_card = pd.DataFrame(columns=["concept", "positives", "holdout_balanced_accuracy"])
-    for family in [family for family in FAMILIES if family in families]:
+    for family in [family for family in FAMILIES if families.get(family) is not None]:
         spec = dict(families[family] or {})
         if family == "neuron":
             units = _sample(width, spec["count"], spec["seed"], "neuron")
@@ -371,15 +386,19 @@ def reliability_table(measures: pd.DataFrame, concepts: Sequence[str], names: Se
                                   "n_concepts", "n_boot", "seed"])
 
 
-def criteria(concepts: Sequence[str], truth: pd.DataFrame, raters: Any) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def criteria(concepts: Sequence[str], truth: pd.DataFrame,
+             raters: Any) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """The validity criteria (:data:`CRITERIA`) per concept and the simulated ratings (R, C) of the test run:
     ``planted`` 1/0 for probe/random directions (NaN for other families), ``alignment`` the best planted AUC,
-    ``raters`` the mean rating of raters who see the alignment through noise (``RaterOptions``)."""
+    ``raters`` the mean rating of raters who see the alignment through noise (``RaterOptions``). Without any
+    planted alignment (a user's corpus) there is nothing to rate: ``raters`` is NaN and the ratings ``None``."""
     from neuroneval.concepteval import simulate_raters
 
     alignment = truth.set_index("concept").loc[list(concepts), "alignment"].to_numpy(dtype=np.float64)
     families = np.array([family_of(name) for name in concepts])
     planted = np.where(families == "probe", 1.0, np.where(families == "random", 0.0, np.nan))
+    if not np.isfinite(alignment).any():
+        return {"planted": planted, "alignment": alignment, "raters": np.full(len(concepts), np.nan)}, None
     ratings = simulate_raters(np.nan_to_num(alignment, nan=0.5), raters)
     return {"planted": planted, "alignment": alignment, "raters": ratings.mean(axis=0)}, ratings
 
@@ -490,32 +509,85 @@ def _markdown_cell(token: str) -> str:
     return token.replace("|", "\\|").replace("`", "'") or "·"
 
 
+# ---------------------------------------------------------------- sources: the embedded world or a user's corpus
+
+@dataclass(frozen=True)
+class TokenSource:
+    """What the steps read besides the windows: the LM, the token stream (and its documents), the vocabulary, the
+    token that replaces ablated context tokens, the tokens no pattern may hold, the default window length, and the
+    planted word class and topic of every token (``None`` for a user's corpus, which has none)."""
+
+    model: Any
+    token_ids: np.ndarray
+    vocabulary: list[str]
+    doc_offsets: np.ndarray | None
+    replacement_id: int
+    exclude_ids: tuple[int, ...]
+    context_length: int
+    planted: tuple[np.ndarray, np.ndarray, int] | None
+
+
+def load_source(job: StepIO) -> TokenSource:
+    """The embedded text world and LM (inputs ``world``, ``model``), or — when ``params.model_spec`` is set (the
+    paper profile) — a transformers checkpoint loaded with ``neuroneval.models.loaders`` and the token stream of
+    the rule ``external_text_dataset`` (inputs ``tokens``, ``vocabulary``)."""
+    spec = job.params.model_spec
+    if not spec:
+        from neuroneval.models.lm import load_lm
+        from neuroneval.worlds.text import EOS_ID, UNK_ID, load_text_world
+
+        world = load_text_world(Path(job.input.world))
+        model = load_lm(Path(job.input.model))
+        return TokenSource(model, world.token_ids, list(world.vocabulary), world.doc_offsets, UNK_ID, (EOS_ID, UNK_ID),
+                           int(model.config.n_positions),
+                           (world.slot_of_token, world.topic_of_token, int(world.topic_mixture.shape[1])))
+    import json
+
+    from neuroneval.external.config import loader_spec
+    from neuroneval.models.loaders import load_model
+
+    stream = json.loads(Path(job.input.vocabulary).read_text())
+    exclude = tuple(int(index) for index in stream["exclude"])
+    if not exclude:
+        raise ValueError("concepteval: the corpus's tokenizer has no special token to replace ablated tokens with")
+    model = load_model(loader_spec(spec)).module.eval()
+    if len(stream["vocabulary"]) != int(model.config.vocab_size):
+        raise ValueError(f"concepteval: the corpus was cut with {stream['tokenizer_model']}'s tokenizer "
+                         f"({len(stream['vocabulary'])} tokens), the model has {model.config.vocab_size}")
+    return TokenSource(model, np.load(job.input.tokens), list(stream["vocabulary"]), None, exclude[0], exclude,
+                       int(spec.get("context_length") or 0), None)
+
+
 # ---------------------------------------------------------------- steps
 
 def concepteval_hidden(job: StepIO) -> None:
     """``data/concepteval/<lm>/hidden.npz``: the windows of each part (fit, test, retest), the planted labels of
-    their tokens, and the hidden states of the fitting windows at the studied site."""
+    their tokens (none for a user's corpus), and the hidden states of the fitting windows at the studied site."""
     from neuroneval.concepteval import site_activations
-    from neuroneval.models.lm import load_lm
-    from neuroneval.worlds.text import load_text_world
 
-    world = load_text_world(Path(job.input.world))
-    model = load_lm(Path(job.input.model))
-    length = int(model.config.n_positions)
-    starts = cut_windows(world.n_tokens, length)
+    source = load_source(job)
+    length = int(job.params.window_length or source.context_length)
+    if source.planted is None and job.params.planted:
+        raise ValueError("concepteval.families.probe: a user's corpus has no planted concepts to fit probes to; "
+                         "leave the probe family out")
+    starts = cut_windows(source.token_ids.size, length)
     windows_spec = job.params.windows
     parts = deal_windows(starts.size, fit=int(windows_spec["fit"]), run=int(windows_spec["run"]),
                          seed=int(windows_spec["seed"]), run_seeds=[int(seed) for seed in job.params.runs])
-    n_topics = int(world.topic_mixture.shape[1])
     arrays: dict[str, np.ndarray] = {}
+    label_names: list[str] = []
     for name, indices in parts.items():
         positions = starts[indices][:, None] + np.arange(length)
-        arrays[f"{name}_windows"] = world.token_ids[positions].astype(np.int64)
-        labels, label_names = planted_labels(world.slot_of_token[positions].ravel(),
-                                             world.topic_of_token[positions].ravel(), n_topics, job.params.planted)
+        arrays[f"{name}_windows"] = source.token_ids[positions].astype(np.int64)
+        if source.planted is None:
+            labels = np.zeros((positions.size, 0), dtype=np.int8)
+        else:
+            slots, topics, n_topics = source.planted
+            labels, label_names = planted_labels(slots[positions].ravel(), topics[positions].ravel(), n_topics,
+                                                 job.params.planted or ())
         arrays[f"{name}_labels"] = labels
-    arrays["label_names"] = np.array(label_names)
-    hidden = site_activations(model, arrays["fit_windows"], layer=int(job.params.layer), site=job.params.site)
+    arrays["label_names"] = np.array(label_names, dtype=str)
+    hidden = site_activations(source.model, arrays["fit_windows"], layer=int(job.params.layer), site=job.params.site)
     arrays["fit_hidden"] = hidden.float().numpy().reshape(-1, hidden.shape[-1])
     _save_npz(job.output.hidden, arrays)
     print({name: int(indices.size) for name, indices in parts.items()}, "windows of", length, "tokens; hidden",
@@ -558,7 +630,8 @@ def concepteval_concepts(job: StepIO) -> None:
 
 def concepteval_measures(job: StepIO) -> None:
     """``results/concepteval/runs/<lm>/<run>.csv`` (every measure of every concept, on the run and its subsets),
-    ``<run>_patterns.csv`` and ``<run>_truth.csv`` (each concept's best planted AUC on the run's tokens)."""
+    ``<run>_patterns.csv`` and ``<run>_truth.csv`` (each concept's best planted AUC on the run's tokens; NaN for
+    a user's corpus)."""
     import torch
 
     from neuroneval.concepteval import (
@@ -570,13 +643,11 @@ def concepteval_measures(job: StepIO) -> None:
         activate_all,
         site_activations,
     )
-    from neuroneval.models.lm import load_lm
-    from neuroneval.worlds.text import EOS_ID, UNK_ID, load_text_world
 
     torch.set_num_threads(max(1, int(job.threads)))
     run = job.wildcards.run
-    world = load_text_world(Path(job.input.world))
-    model = load_lm(Path(job.input.model))
+    source = load_source(job)
+    model = source.model
     # GRAD takes a directional derivative through autograd.grad (a second derivative), which torch's CPU flash
     # attention kernel lacks for float32 (the default `sdpa` picks it): the plain attention has it, same values.
     model.set_attn_implementation("eager")
@@ -585,31 +656,27 @@ def concepteval_measures(job: StepIO) -> None:
         windows, labels = data[f"{run}_windows"], data[f"{run}_labels"]
         label_names = [str(name) for name in data["label_names"]]
     readability_options = ReadabilityOptions.from_params(job.params.readability)
-    corpus = CooccurrenceCorpus.from_tokens(world.token_ids, len(world.vocabulary), doc_offsets=world.doc_offsets,
+    corpus = CooccurrenceCorpus.from_tokens(source.token_ids, len(source.vocabulary), doc_offsets=source.doc_offsets,
                                             window=readability_options.window)
-    pattern_options = PatternOptions.from_params({**job.params.patterns, "replacement_id": UNK_ID,
-                                                  "exclude_ids": (EOS_ID, UNK_ID)})
+    pattern_options = PatternOptions.from_params({**job.params.patterns, "replacement_id": source.replacement_id,
+                                                  "exclude_ids": source.exclude_ids})
     layer, site = int(job.params.layer), job.params.site
     simulation_options = SimulationOptions.from_params(job.params.simulation)
     scores, patterns = run_measures(model, windows, concepts, layer=layer, site=site,
                                     subsets=int(job.params.subsets), corpus=corpus,
                                     faithfulness_options=FaithfulnessOptions.from_params(job.params.faithfulness),
                                     pattern_options=pattern_options, readability_options=readability_options,
-                                    simulation_options=simulation_options, vocabulary=world.vocabulary,
+                                    simulation_options=simulation_options, vocabulary=source.vocabulary,
                                     chat=chat_backend(simulation_options))
     names = [concept.name for concept in concepts]
     scores.insert(0, "run", run)
     scores.insert(0, "model", job.wildcards.lm)
     scores.insert(3, "family", [family_of(name) for name in scores["concept"]])
     io.write_csv(job.output.measures, scores)
-    io.write_csv(job.output.patterns, pattern_table(patterns, names, world.vocabulary))
+    io.write_csv(job.output.patterns, pattern_table(patterns, names, source.vocabulary))
     hidden = site_activations(model, windows, layer=layer, site=site).double()
     activations = activate_all(hidden, concepts).numpy().reshape(-1, len(concepts))
-    auc = alignment_auc(activations, labels)
-    best = np.nanargmax(np.where(np.isfinite(auc), auc, -np.inf), axis=1)
-    truth = pd.DataFrame({"concept": names, "family": [family_of(name) for name in names],
-                          "alignment": auc[np.arange(len(names)), best],
-                          "best_planted": np.asarray(label_names)[best]})
+    truth = planted_alignment(names, alignment_auc(activations, labels), label_names)
     io.write_csv(job.output.truth, truth)
     print(scores[scores["subset"] == SUBSET_ALL].groupby(["family", "measure"])["value"].mean().unstack().round(4)
           .to_string())
@@ -642,9 +709,10 @@ def concepteval_tables(job: StepIO) -> None:
         test_scores = score_matrix(part, RUNS[0], concepts, names)
         criterion_values, ratings = criteria(concepts, truths[(model, RUNS[0])], raters)
         validity.append(validity_table(test_scores, names, criterion_values, measurement).assign(model=model))
-        rater_tables.append(inter_rater(ratings, [f"rater{i + 1}" for i in range(len(ratings))], measurement)
-                            .assign(model=model, truth="alignment", noise=raters.noise,
-                                    noise_scale=raters.noise_scale))
+        if ratings is not None:
+            rater_tables.append(inter_rater(ratings, [f"rater{i + 1}" for i in range(len(ratings))], measurement)
+                                .assign(model=model, truth="alignment", noise=raters.noise,
+                                        noise_scale=raters.noise_scale))
         mtmm_frame = mtmm_table(test_scores, names, alpha["value"].to_dict(), measurement).assign(model=model)
         mtmm_tables.append(mtmm_frame)
         matrices[model] = mtmm_matrix(mtmm_frame)
@@ -654,7 +722,7 @@ def concepteval_tables(job: StepIO) -> None:
     outputs = {"reliability": reliability, "validity": validity, "inter_rater": rater_tables, "mtmm": mtmm_tables,
                "methods": methods}
     for name, frames in outputs.items():
-        frame = pd.concat(frames, ignore_index=True)
+        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model"])
         io.write_csv(getattr(job.output, name), frame[["model", *[c for c in frame.columns if c != "model"]]])
     run_rows = measures[measures["subset"] == SUBSET_ALL].drop(columns="subset")
     io.write_csv(job.output.measures, run_rows)
