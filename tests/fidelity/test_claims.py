@@ -210,6 +210,8 @@ def test_concepteval_claims_follow_the_papers_rules() -> None:
     assert verdicts["every measure but the simulation-based score passes test-retest 0.9"] == "holds"
     alpha_row = frame[frame["claim"].str.contains("subset consistency")].iloc[0]
     assert alpha_row["verdict"] == "differs" and "ABL-Div 0.895" in alpha_row["reason"]  # min over the two runs
+    faithful = frame[frame["claim"].str.contains("GRAD-Loss is the unreliable")].iloc[0]
+    assert faithful["verdict"] == "differs" and "ABL-Div retest 0.895 < 0.9" in faithful["reason"]
     mtmm_rows = frame[frame["table"].str.startswith("Fig. 3")]
     divergent = np.mean([0.1, 0.3, 0.2, 0.0])
     assert f"{divergent:.3f}" in mtmm_rows.iloc[0]["our_value"] and mtmm_rows.iloc[0]["verdict"] == "holds"
@@ -219,5 +221,7 @@ def test_concepteval_claims_follow_the_papers_rules() -> None:
     methods = frame[frame["table"].str.startswith("Fig. 4")]["verdict"].tolist()
     assert methods == ["holds", "differs", "holds"]  # sae > neuron; probe < sae on IN-EmbCos; probe > random
     assert "not above on IN-EmbCos" in frame[frame["table"].str.startswith("Fig. 4")]["reason"].iloc[1]
+    passing = fc.concepteval_claims(*_concepteval_tables(retest, alpha | {"ABL-Div": 0.95}, taus, rating, means))
+    assert claims_frame(passing).query("claim.str.contains('GRAD-Loss is')")["verdict"].iloc[0] == "holds"
     flipped = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating | {"SIM-Corr": 0.9}, means))
     assert "SIM-Corr has the highest" in claims_frame(flipped).query("table == 'Table 4'")["reason"].iloc[0]

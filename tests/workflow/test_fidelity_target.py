@@ -12,7 +12,8 @@ from neuroneval.fidelity.paper import TABLE3
 
 #: Claim groups every report has, by (paper, table prefix).
 GROUPS = [("000", "Table F."), ("000", "Table 4"), ("000", "Table 3"), ("000", "Table C.1"), ("000", "Table C.4"),
-          ("000", "Table D.2"), ("000", "Table E.2"), ("001", "Sec. 4"), ("002", "Table 2")]
+          ("000", "Table D.2"), ("000", "Table E.2"), ("001", "Sec. 4"), ("002", "Table 2"), ("004", "Fig. 2"),
+          ("004", "Fig. 3"), ("004", "Table 4"), ("004", "Fig. 4")]
 
 
 def _report(workspace: Path) -> pd.DataFrame:

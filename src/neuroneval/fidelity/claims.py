@@ -797,7 +797,7 @@ def _reliability_claim(model: str, rows: pd.DataFrame, statistic: str, what: str
     below = [name for name, value in values.items() if value < paper.CONCEPTEVAL_RELIABLE]
     wrong_low = [name for name in below if name not in unreliable]
     wrong_high = [name for name in unreliable if name in values.index and name not in below]
-    listed = ", ".join(f"{name} {values[name]:.2f}" for name in below) or "none"
+    listed = ", ".join(f"{name} {values[name]:.3f}" for name in below) or "none"
     reason = "; ".join(part for part in (
         f"also below 0.9: {', '.join(f'{n} {values[n]:.3f}' for n in wrong_low)}" if wrong_low else "",
         f"reaches 0.9 although the paper finds it unreliable: "
@@ -806,6 +806,26 @@ def _reliability_claim(model: str, rows: pd.DataFrame, statistic: str, what: str
                  f"below 0.9: {', '.join(unreliable)}; all others ≥ 0.9",
                  f"below 0.9: {listed} (of {len(values)} measures)",
                  _verdict(not wrong_low and not wrong_high), reason, source)
+
+
+def _faithfulness_reliability_claim(model: str, rows: pd.DataFrame, source: str) -> Claim:
+    """Fig. 2's faithfulness half: GRAD-Loss fails subset consistency, every ABL measure passes test-retest and α."""
+    text = f"{model}: GRAD-Loss is the unreliable faithfulness measure (α < 0.9); every ABL measure reaches 0.9"
+    ablation = rows[rows["measure"].str.startswith("ABL-")]
+    grad_alpha = rows[(rows["measure"] == "GRAD-Loss") & (rows["statistic"] == "cronbach_alpha")]["value"]
+    if ablation.empty or grad_alpha.empty:
+        return Claim("004", "Fig. 2 / Sec. 5.2.1", text, "GRAD-Loss low α; ABL ≥ 0.9", "not built", "not_testable",
+                     "reliability.csv lacks GRAD-Loss or the ABL measures", source)
+    weakest = ablation.loc[ablation["value"].idxmin()]
+    holds = bool(grad_alpha.min() < paper.CONCEPTEVAL_RELIABLE and weakest["value"] >= paper.CONCEPTEVAL_RELIABLE)
+    ours = (f"GRAD-Loss α {grad_alpha.min():.3f} (lower run); weakest ABL value {weakest['value']:.3f} "
+            f"({weakest['measure']}, {weakest['run']})")
+    reason = "; ".join(part for part in (
+        f"GRAD-Loss α {grad_alpha.min():.3f} ≥ 0.9" if grad_alpha.min() >= paper.CONCEPTEVAL_RELIABLE else "",
+        f"{weakest['measure']} {weakest['run']} {weakest['value']:.3f} < 0.9"
+        if weakest["value"] < paper.CONCEPTEVAL_RELIABLE else "") if part)
+    return Claim("004", "Fig. 2 / Sec. 5.2.1", text, "GRAD-Loss low α; ABL ≥ 0.9", ours, _verdict(holds), reason,
+                 source)
 
 
 def _block_mean(taus: pd.DataFrame, first: Sequence[str], second: Sequence[str]) -> tuple[float, int]:
@@ -828,6 +848,7 @@ def concepteval_claims(reliability: pd.DataFrame, validity: pd.DataFrame, mtmm: 
         claims.append(_reliability_claim(model, rows, "cronbach_alpha",
                                          "subset consistency (α, both runs) passes 0.9 except GRAD-Loss, IN-UCI, "
                                          "IN-UMass", "Fig. 2 / Sec. 5.2.1", f"{source}reliability.csv"))
+        claims.append(_faithfulness_reliability_claim(model, rows, f"{source}reliability.csv"))
         claims += _mtmm_claims(model, mtmm[mtmm["model"] == model], f"{source}mtmm.csv")
         claims += _validity_claims(model, validity[validity["model"] == model], f"{source}validity.csv")
         claims += _method_claims(model, methods[methods["model"] == model], f"{source}methods.csv")
