@@ -99,3 +99,22 @@ def test_the_paper_dag_runs_end_to_end_on_the_fakes(paper_run: Path) -> None:
         assert len(truth) > 0 and truth.columns.tolist() == ["unit", "concept"]
     nothing_left = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv", *PROFILE], paper_run)
     assert "Nothing to be done" in nothing_left.stdout + nothing_left.stderr
+
+
+def test_dry_run_plans_paper_004_on_the_profiles_checkpoint_and_corpus(paper_tree: tuple[Path, dict],
+                                                                      tmp_path: Path) -> None:
+    """concepteval_results under the profile: the corpus is cut by Pythia's tokenizer (external_text_dataset), then
+    the concepteval rules read the external checkpoint; no embedded world or LM is built."""
+    checkpoint, corpus = tmp_path / "pythia", tmp_path / "pile"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text("{}")
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("some text")
+    workspace = paper_workspace(tmp_path / "ws", paper_tree[0],
+                                external={"models": {"pythia_70m": {"model_dir": str(checkpoint)}},
+                                          "datasets": {"pile_pythia": {"path": str(corpus)}}})
+    result = run_tool(["snakemake", "-n", "--cores", "1", "concepteval_results", *PROFILE], workspace)
+    assert job_counts(result.stdout) == {"external_text_dataset": 1, "concepteval_hidden": 1, "concepteval_sae": 1,
+                                         "concepteval_concepts": 1, "concepteval_measures": 2,
+                                         "concepteval_tables": 1, "concepteval_results": 1, "total": 8}
+    assert "data/external/pile_pythia/tokens.npy" in result.stdout
