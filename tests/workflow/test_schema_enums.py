@@ -12,6 +12,7 @@ import yaml
 
 from neuroneval.activations.extract import POOLINGS
 from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
+from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
@@ -27,6 +28,7 @@ ENUMS = {
     "meta/ties": TIES,
     "sanity/ties": TIES,
     "activations/pooling": POOLINGS,
+    "pseudo_labels/scope": CALIBRATION_SCOPES,
     "crowd/sampling/methods/items": SAMPLING_METHODS,
     "crowd/aggregation/sampling": SAMPLING_METHODS,
     "crowd/aggregation/methods/items": AGGREGATION_METHODS,
