@@ -125,6 +125,11 @@ def test_pseudo_label_quality_is_sklearn_auc_per_concept() -> None:
     assert quality["mean_auc"] == round(float(np.mean(list(expected.values()))), 6)
     assert quality["mean_auc_by_kind"] == {"shape": round(float(np.mean(list(expected.values()))), 6)}
     assert pseudo_label_quality(labels[:, 2:], pseudo[:, 2:], names[2:])["mean_auc"] is None
+    counted = {"shape": {"labels": sum(int(v >= 0.5) for v in labels[:, :2].ravel()) / 200,
+                         "pseudo": sum(int(v >= 0.5) for v in pseudo[:, :2].ravel()) / 200},
+               "colour": {"labels": 0.0, "pseudo": sum(int(v >= 0.5) for v in pseudo[:, 2]) / 100}}
+    assert quality["positive_rate_by_kind"] == {kind: {key: round(value, 6) for key, value in rates.items()}
+                                                for kind, rates in sorted(counted.items())}
 
 
 def test_per_concept_calibration_is_each_columns_own_sklearn_optimum() -> None:

@@ -12,9 +12,9 @@ import yaml
 
 from neuroneval.activations.extract import POOLINGS
 from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
-from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
+from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics.validation import TIES

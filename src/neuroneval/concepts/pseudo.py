@@ -20,7 +20,6 @@ calibration makes every column a probability of its own concept, comparable acro
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,21 +211,28 @@ def calibration_vectors(metadata: Mapping[str, Any], concept_names: Sequence[str
 def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: Sequence[str]) -> dict[str, Any]:
     """How well pseudo-labels rank each concept's true positives: per-concept ROC AUC of ``pseudo[:, t]``
     against ``B(labels[:, t]) = 1[labels ≥ 0.5]`` (concepts with no positive or no negative are left out), their
-    mean (``None`` if no concept has both), and the mean per concept kind (the name's part before ``:``).
+    mean (``None`` if no concept has both), and the mean per concept kind (the name's part before ``:``); and,
+    per kind, the share of (input, concept) entries with ``B(·) = 1`` under the labels and under the
+    pseudo-labels (``positive_rate_by_kind``: what the binarising metrics see of each).
 
-    Returns ``{"mean_auc", "mean_auc_by_kind", "auc"}``, values rounded to 6 decimals (the summary JSON).
+    Returns ``{"mean_auc", "mean_auc_by_kind", "positive_rate_by_kind", "auc"}``, values rounded to 6
+    decimals (the summary JSON).
     """
     import pandas as pd
     from sklearn.metrics import roc_auc_score
 
     from neuroneval.concepts.threshold import concept_positive
 
-    truth = concept_positive(labels)
+    truth, predicted = concept_positive(labels), concept_positive(pseudo)
     auc = {name: float(roc_auc_score(truth[:, k], pseudo[:, k]))
            for k, name in enumerate(concept_names) if 0 < truth[:, k].sum() < len(truth)}
     by_kind = pd.Series(auc, dtype=float).groupby(lambda name: name.split(":", 1)[0]).mean()
+    kinds = np.array([name.split(":", 1)[0] for name in concept_names])
+    rates = {kind: {"labels": round(float(truth[:, kinds == kind].mean()), 6),
+                    "pseudo": round(float(predicted[:, kinds == kind].mean()), 6)} for kind in sorted(set(kinds))}
     return {"mean_auc": round(float(np.mean(list(auc.values()))), 6) if auc else None,
             "mean_auc_by_kind": {kind: round(float(value), 6) for kind, value in by_kind.items()},
+            "positive_rate_by_kind": rates,
             "auc": {name: round(value, 6) for name, value in auc.items()}}
 
 
