@@ -130,7 +130,12 @@ def test_holdout_groups_recovery_and_cosines() -> None:
     assert not truth_recovered(parse("0.5*c:1 + 0.1", "linear"), ["c:2"])
     assert truth_recovered(Text("red striped circle"), ["class:red_circle"])
     cosines = np.array([[0.1, 0.3], [-0.2, 0.25]])
-    assert np.allclose(pseudo_cosines(expit(20.0 * (cosines - 0.15)), {"a": 20.0, "b": 0.15}), cosines)
+    assert np.allclose(pseudo_cosines(expit(20.0 * (cosines - 0.15)), {"a": 20.0, "b": 0.15}, ["x", "y"]), cosines)
+    per_concept = {"a": {"x": 10.0, "y": 40.0}, "b": {"x": 0.0, "y": 0.2}}
+    values = expit(np.array([10.0, 40.0]) * (cosines - np.array([0.0, 0.2])))
+    assert np.allclose(pseudo_cosines(values, per_concept, ["x", "y"]), cosines)
+    with pytest.raises(ValueError, match="lacks concepts"):
+        pseudo_cosines(values, per_concept, ["x", "z"])
 
 
 def test_ranking_agreement_is_one_for_the_same_ranking() -> None:

@@ -69,13 +69,15 @@ def test_setting_claims_blame_a_low_ceiling_and_judge_within_the_tolerance() -> 
     ceiling = pd.DataFrame({"setting": ["good", "capped"], "meta_auprc": [1.0, 0.7], "test_top1": [1.0, 0.91]})
     worlds = pd.DataFrame({"setting": ["capped"], "pseudo_label_median_auc": [0.97],
                            "pseudo_label_auc_by_kind": ["shape 0.620; colour 0.850"], "model_quality": [np.nan],
-                           "model_quality_measure": [""], "model_baseline": [np.nan]})
+                           "model_quality_measure": [""], "model_baseline": [np.nan],
+                           "pseudo_label_positive_rate": [0.003], "label_positive_rate": [0.0083]})
     good, capped = fc.setting_claims(meta, ceiling, worlds, {"good": 1, "capped": 2})
     assert good.verdict == "holds"  # 0.95 within 0.10 of the paper's 0.9999
     assert capped.verdict == "differs"
     assert "ideal units reach only 0.700" in capped.reason and "median per-concept AUC 0.970" in capped.reason
     assert "91% of the ideal units still score their own concept highest" in capped.reason
     assert "weakest first: shape 0.620; colour 0.850" in capped.reason
+    assert "pseudo-labels ≥ 0.5 on 0.30% of (input, concept) entries vs 0.83% for the labels" in capped.reason
 
 
 def test_table4_claims_report_whether_gaps_exceed_the_bootstrap_noise() -> None:

@@ -7,7 +7,15 @@ from scipy.special import expit
 from sklearn.metrics import log_loss
 
 from neuroneval.concepts import pseudo
-from neuroneval.concepts.pseudo import cosine_similarities, fit_calibration, pseudo_labels
+from neuroneval.concepts.pseudo import (
+    PseudoLabelOptions,
+    calibration_vectors,
+    cosine_similarities,
+    fit_calibration,
+    fit_calibrations,
+    pseudo_labels,
+)
+from neuroneval.options import OptionsError
 
 
 def calibration_data(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -117,3 +125,56 @@ def test_pseudo_label_quality_is_sklearn_auc_per_concept() -> None:
     assert quality["mean_auc"] == round(float(np.mean(list(expected.values()))), 6)
     assert quality["mean_auc_by_kind"] == {"shape": round(float(np.mean(list(expected.values()))), 6)}
     assert pseudo_label_quality(labels[:, 2:], pseudo[:, 2:], names[2:])["mean_auc"] is None
+    counted = {"shape": {"labels": sum(int(v >= 0.5) for v in labels[:, :2].ravel()) / 200,
+                         "pseudo": sum(int(v >= 0.5) for v in pseudo[:, :2].ravel()) / 200},
+               "colour": {"labels": 0.0, "pseudo": sum(int(v >= 0.5) for v in pseudo[:, 2]) / 100}}
+    assert quality["positive_rate_by_kind"] == {kind: {key: round(value, 6) for key, value in rates.items()}
+                                                for kind, rates in sorted(counted.items())}
+
+
+def test_per_concept_calibration_is_each_columns_own_sklearn_optimum() -> None:
+    """Two concepts drawn from different sigmoids: per concept, each column's grid optimum (brute force over
+    sklearn's log_loss on that column alone); shared, the optimum over all entries, repeated."""
+    rng = np.random.default_rng(4)
+    cosines = np.column_stack([rng.uniform(0.0, 0.5, 600), rng.uniform(-0.2, 0.3, 600)])
+    truth_a, truth_b = np.array([20.0, 40.0]), np.array([0.25, 0.1])
+    labels = (rng.random(cosines.shape) < expit(truth_a * (cosines - truth_b))).astype(np.int64)
+    a_grid, b_grid = [5.0, 10.0, 20.0, 40.0, 80.0], [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+    fits = fit_calibrations(cosines, labels, a_grid, b_grid, scope="per_concept")
+    for column in range(2):
+        grid = brute_force_bce(cosines[:, column], labels[:, column], a_grid, b_grid)
+        best = np.unravel_index(np.argmin(grid), grid.shape)
+        assert (fits.a[column], fits.b[column]) == (a_grid[best[0]], b_grid[best[1]])
+        assert fits.bce[column] == pytest.approx(grid.min())
+    assert fits.b.tolist() == [0.25, 0.1]
+    shared = fit_calibrations(cosines, labels, a_grid, b_grid, scope="shared")
+    grid = brute_force_bce(cosines, labels, a_grid, b_grid)
+    best = np.unravel_index(np.argmin(grid), grid.shape)
+    assert shared.a.tolist() == [a_grid[best[0]]] * 2 and shared.b.tolist() == [b_grid[best[1]]] * 2
+    assert fits.bce.mean() < shared.bce.mean()  # a sigmoid per column fits at least as well as one for all
+
+
+def test_per_concept_pseudo_labels_and_their_metadata_vectors() -> None:
+    images, texts = np.array([[1.0, 0.0], [0.6, 0.8]]), np.array([[1.0, 0.0], [0.0, 1.0]])
+    a, b = np.array([10.0, 30.0]), np.array([0.5, 0.2])
+    expected = expit(a * (cosine_similarities(images, texts) - b))
+    np.testing.assert_allclose(pseudo_labels(images, texts, a, b), expected, rtol=1e-6)
+    slopes, offsets = calibration_vectors({"a": {"u": 10.0, "v": 30.0}, "b": {"u": 0.5, "v": 0.2}}, ["v", "u"])
+    assert slopes.tolist() == [30.0, 10.0] and offsets.tolist() == [0.2, 0.5]
+    slopes, offsets = calibration_vectors({"a": 7.0, "b": 0.1}, ["u", "v"])
+    assert slopes.tolist() == [7.0, 7.0] and offsets.tolist() == [0.1, 0.1]
+    with pytest.raises(ValueError, match="no calibration 'b'"):
+        calibration_vectors({"a": 7.0}, ["u"])
+
+
+def test_pseudo_label_options_name_the_bad_field() -> None:
+    assert PseudoLabelOptions.from_params({"calibration_split": "train", "a_grid": [5, 10], "b_grid": [0.1],
+                                          "scope": "shared"}).a_grid == (5, 10)
+    with pytest.raises(OptionsError, match="scope must be one of"):
+        PseudoLabelOptions.from_params({"scope": "per_kind"})
+    with pytest.raises(OptionsError, match="a_grid"):
+        PseudoLabelOptions.from_params({"a_grid": [0.0]})
+    with pytest.raises(OptionsError, match="unknown option 'calibration'"):
+        PseudoLabelOptions.from_params({"calibration": "x"})
+    with pytest.raises(ValueError, match="scope must be one of"):
+        fit_calibrations(np.zeros((2, 1)), np.zeros((2, 1)), [1.0], [0.0], scope="kind")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +75,11 @@ def test_tables_follow_the_data_contract(built_workspace: Path) -> None:
     assert beats_baseline.all(), report[["setting", "model_quality", "model_baseline"]]
     pseudo = report[report["concept_source"].str.startswith("pseudo:")]
     assert len(pseudo) and pseudo["pseudo_label_auc_by_kind"].str.contains(r"(^|; )class 0\.\d{3}").all()
+    summary = json.loads((built_workspace / "data/concepts/vision_probe/pseudo-clip.summary.json").read_text())
+    class_rate = summary["positive_rate_by_kind"]["class"]
+    pseudo_columns = set(pd.read_parquet(built_workspace / "data/concepts/vision_probe/pseudo-clip.parquet").columns)
+    assert summary["calibration_scope"] == "per_concept" and set(summary["a"]) == pseudo_columns - {"input_id"}
+    assert pseudo["pseudo_label_positive_rate"].notna().all() and 0 < class_rate["labels"] < 0.5
 
 
 def test_digits_settings_join_table4_and_the_sanity_tests(built_workspace: Path) -> None:

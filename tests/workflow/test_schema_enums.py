@@ -15,6 +15,7 @@ from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
 from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
 from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
+from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics.validation import TIES
@@ -28,6 +29,7 @@ ENUMS = {
     "meta/ties": TIES,
     "sanity/ties": TIES,
     "activations/pooling": POOLINGS,
+    "pseudo_labels/scope": CALIBRATION_SCOPES,
     "crowd/sampling/methods/items": SAMPLING_METHODS,
     "crowd/aggregation/sampling": SAMPLING_METHODS,
     "crowd/aggregation/methods/items": AGGREGATION_METHODS,

@@ -9,11 +9,19 @@ similarities map to probabilities through
 with ``f``/``g`` the image/text encoders. :func:`fit_calibration` picks the slope ``a`` and offset ``b`` that
 minimise the binary cross-entropy against ground-truth labels (on a labelled calibration split), and
 :func:`pseudo_labels` applies them to new images.
+
+:func:`fit_calibrations` fits them either once for all concepts (``scope="shared"``, SigLIP's single sigmoid) or
+once per concept (``scope="per_concept"``: Platt scaling of each concept on its own labels, ``a_t``, ``b_t``). A
+weak embedder's cosines sit in different ranges for different kinds of concept: one shared sigmoid then gives
+rare concepts almost no value above 0.5 and makes ``c_t`` mean different things for different ``t``; per-concept
+calibration makes every column a probability of its own concept, comparable across concepts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,8 +30,36 @@ import torch
 from scipy.special import expit
 from torch.nn import functional
 
+from neuroneval.options import Options, OptionsError, check_choice, check_text
+
 # Elements of the (a, b, entry) array evaluated at once by fit_calibration: 2**22 float64 = 32 MiB.
 GRID_CHUNK_ELEMENTS = 2**22
+# How many sigmoids calibrate a pseudo-label table: one for all concepts, or one per concept.
+CALIBRATION_SCOPES = ("per_concept", "shared")
+
+
+@dataclass(frozen=True)
+class PseudoLabelOptions(Options):
+    """The ``pseudo_labels:`` block of ``params.yaml``: where and how ``σ(a·(cos − b))`` is calibrated.
+
+    ``calibration_split`` names the labelled split the fit uses (never the probed one), ``a_grid``/``b_grid``
+    the slopes and offsets tried, ``scope`` one of :data:`CALIBRATION_SCOPES`.
+    """
+
+    calibration_split: str = "train"
+    a_grid: tuple[float, ...] = (5.0, 10.0, 20.0, 50.0, 100.0)
+    b_grid: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
+    scope: str = "per_concept"
+
+    def validate(self) -> None:
+        check_text(self, "calibration_split")
+        check_choice(self, "scope", CALIBRATION_SCOPES)
+        for name, low in (("a_grid", 0.0), ("b_grid", -1.0)):
+            grid = getattr(self, name)
+            if not grid or not all(isinstance(value, int | float) and not isinstance(value, bool)
+                                   and math.isfinite(value) and value > low for value in grid):
+                raise OptionsError(f"PseudoLabelOptions.{name} must be a non-empty list of finite numbers above "
+                                   f"{low:g}, got {list(grid)}")
 
 
 class Calibration(NamedTuple):
@@ -44,8 +80,17 @@ def cosine_similarities(image_embeddings: np.ndarray, text_embeddings: np.ndarra
     return _unit_rows(images, "image_embeddings") @ _unit_rows(texts, "text_embeddings").T
 
 
-def pseudo_labels(image_embeddings: np.ndarray, text_embeddings: np.ndarray, a: float, b: float) -> np.ndarray:
-    """Concept probabilities ``σ(a·(cos − b))``, (N images, T concepts) float32 in [0, 1].
+class ConceptCalibrations(NamedTuple):
+    """Per-concept slopes ``a``, offsets ``b`` and mean BCEs, each (T,); equal entries under ``scope="shared"``."""
+
+    a: np.ndarray
+    b: np.ndarray
+    bce: np.ndarray
+
+
+def pseudo_labels(image_embeddings: np.ndarray, text_embeddings: np.ndarray, a: float | np.ndarray,
+                  b: float | np.ndarray) -> np.ndarray:
+    """Concept probabilities ``σ(a_t·(cos − b_t))``, (N images, T concepts) float32 in [0, 1].
 
     Parameters
     ----------
@@ -53,8 +98,9 @@ def pseudo_labels(image_embeddings: np.ndarray, text_embeddings: np.ndarray, a: 
         Image embeddings; they need not be normalised.
     text_embeddings : (T, D) array
         Embeddings of one prompt per concept.
-    a, b : float
-        Slope and offset from :func:`fit_calibration`.
+    a, b : float or (T,) arrays
+        Slope and offset from :func:`fit_calibration` (one for all concepts) or :func:`fit_calibrations`
+        (one per concept).
 
     Examples
     --------
@@ -118,24 +164,75 @@ def fit_calibration(cosines: np.ndarray, labels: np.ndarray, a_grid: Sequence[fl
     return Calibration(float(slopes[best_a]), float(offsets[best_b]), float(bce_grid[best_a, best_b]), bce_grid)
 
 
+def fit_calibrations(cosines: np.ndarray, labels: np.ndarray, a_grid: Sequence[float], b_grid: Sequence[float],
+                     *, scope: str = "per_concept") -> ConceptCalibrations:
+    """Slopes and offsets of every concept column of ``cosines`` (N, T) against ``labels`` (N, T).
+
+    ``scope="shared"``: one :func:`fit_calibration` over all entries, repeated T times. ``scope="per_concept"``:
+    :func:`fit_calibration` on each column alone, i.e. ``(a_t, b_t) = argmin mean_i BCE(σ(a·(cos_it − b)), y_it)``
+    over the grid (Platt scaling per concept). Raises ``ValueError`` for an unknown scope or a shape mismatch.
+    """
+    if scope not in CALIBRATION_SCOPES:
+        raise ValueError(f"calibration scope must be one of {list(CALIBRATION_SCOPES)}, got {scope!r}")
+    cosine_values, label_values = _matrix(cosines, "cosines"), np.asarray(labels, dtype=np.float64)
+    if label_values.shape != cosine_values.shape:
+        raise ValueError(f"cosines {cosine_values.shape} and labels {label_values.shape} differ in shape")
+    if scope == "shared":
+        fit = fit_calibration(cosine_values, label_values, a_grid, b_grid)
+        width = cosine_values.shape[1]
+        return ConceptCalibrations(np.full(width, fit.a), np.full(width, fit.b), np.full(width, fit.bce))
+    fits = [fit_calibration(cosine_values[:, column], label_values[:, column], a_grid, b_grid)
+            for column in range(cosine_values.shape[1])]
+    return ConceptCalibrations(np.array([fit.a for fit in fits]), np.array([fit.b for fit in fits]),
+                               np.array([fit.bce for fit in fits]))
+
+
+def calibration_vectors(metadata: Mapping[str, Any], concept_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The (T,) slopes and offsets of a pseudo-label table's metadata for ``concept_names``.
+
+    ``metadata["a"]``/``["b"]`` are one number (shared calibration, external embedders) or a mapping concept →
+    value (per-concept calibration). Raises ``ValueError`` when they are missing or lack a concept.
+    """
+    vectors = []
+    for key in ("a", "b"):
+        if key not in metadata:
+            raise ValueError(f"the pseudo-label table's metadata has no calibration {key!r}")
+        value = metadata[key]
+        if isinstance(value, Mapping):
+            missing = [name for name in concept_names if name not in value]
+            if missing:
+                raise ValueError(f"the pseudo-label calibration {key!r} lacks concepts {missing[:3]}")
+            vectors.append(np.array([float(value[name]) for name in concept_names]))
+        else:
+            vectors.append(np.full(len(concept_names), float(value)))
+    return vectors[0], vectors[1]
+
+
 def pseudo_label_quality(labels: np.ndarray, pseudo: np.ndarray, concept_names: Sequence[str]) -> dict[str, Any]:
     """How well pseudo-labels rank each concept's true positives: per-concept ROC AUC of ``pseudo[:, t]``
     against ``B(labels[:, t]) = 1[labels ≥ 0.5]`` (concepts with no positive or no negative are left out), their
-    mean (``None`` if no concept has both), and the mean per concept kind (the name's part before ``:``).
+    mean (``None`` if no concept has both), and the mean per concept kind (the name's part before ``:``); and,
+    per kind, the share of (input, concept) entries with ``B(·) = 1`` under the labels and under the
+    pseudo-labels (``positive_rate_by_kind``: what the binarising metrics see of each).
 
-    Returns ``{"mean_auc", "mean_auc_by_kind", "auc"}``, values rounded to 6 decimals (the summary JSON).
+    Returns ``{"mean_auc", "mean_auc_by_kind", "positive_rate_by_kind", "auc"}``, values rounded to 6
+    decimals (the summary JSON).
     """
     import pandas as pd
     from sklearn.metrics import roc_auc_score
 
     from neuroneval.concepts.threshold import concept_positive
 
-    truth = concept_positive(labels)
+    truth, predicted = concept_positive(labels), concept_positive(pseudo)
     auc = {name: float(roc_auc_score(truth[:, k], pseudo[:, k]))
            for k, name in enumerate(concept_names) if 0 < truth[:, k].sum() < len(truth)}
     by_kind = pd.Series(auc, dtype=float).groupby(lambda name: name.split(":", 1)[0]).mean()
+    kinds = np.array([name.split(":", 1)[0] for name in concept_names])
+    rates = {kind: {"labels": round(float(truth[:, kinds == kind].mean()), 6),
+                    "pseudo": round(float(predicted[:, kinds == kind].mean()), 6)} for kind in sorted(set(kinds))}
     return {"mean_auc": round(float(np.mean(list(auc.values()))), 6) if auc else None,
             "mean_auc_by_kind": {kind: round(float(value), 6) for kind, value in by_kind.items()},
+            "positive_rate_by_kind": rates,
             "auc": {name: round(value, 6) for name, value in auc.items()}}
 
 

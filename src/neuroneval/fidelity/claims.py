@@ -189,6 +189,9 @@ def _setting_reasons(
             if by_kind and by_kind != "nan":
                 reasons.append(f"the contrastive model's mean AUC per concept kind, weakest first: {by_kind} (a class "
                                "pseudo-label is only as sharp as its weakest attribute)")
+            if pd.notna(card.get("pseudo_label_positive_rate", np.nan)):
+                reasons.append(f"pseudo-labels ≥ 0.5 on {float(card['pseudo_label_positive_rate']):.2%} of (input, "
+                               f"concept) entries vs {float(card['label_positive_rate']):.2%} for the labels")
         if pd.notna(card.get("model_quality", np.nan)) and str(card.get("model_quality_measure", "")):
             reasons.append(
                 f"model {card['model_quality_measure']} {float(card['model_quality']):.3f} "

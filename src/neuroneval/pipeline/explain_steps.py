@@ -117,15 +117,17 @@ def truth_recovered(explanation: Any, truth: Sequence[str]) -> bool:
     return bool(set(explanation.concepts()) & set(truth))
 
 
-def pseudo_cosines(concepts: np.ndarray, metadata: Mapping[str, Any]) -> np.ndarray:
-    """The image–text cosines behind a pseudo-label table ``c = σ(a·(cos − b))``: ``cos = b + logit(c)/a``
-    (values are clipped away from 0 and 1 first), for CLIP-Dissect without re-embedding the images."""
+def pseudo_cosines(concepts: np.ndarray, metadata: Mapping[str, Any], concept_names: Sequence[str]) -> np.ndarray:
+    """The image–text cosines behind a pseudo-label table ``c_t = σ(a_t·(cos − b_t))``: ``cos = b_t + logit(c_t)/a_t``
+    (values are clipped away from 0 and 1 first; ``a_t``, ``b_t`` shared or per concept, see
+    :func:`~neuroneval.concepts.pseudo.calibration_vectors`), for CLIP-Dissect without re-embedding the images."""
     from scipy.special import logit
 
-    if "a" not in metadata or "b" not in metadata:
-        raise ValueError("the pseudo-label table's metadata has no calibration (a, b); CLIP-Dissect needs it")
+    from neuroneval.concepts.pseudo import calibration_vectors
+
+    slopes, offsets = calibration_vectors(metadata, concept_names)
     clipped = np.clip(np.asarray(concepts, dtype=np.float64), 1e-7, 1 - 1e-7)
-    return float(metadata["b"]) + logit(clipped) / float(metadata["a"])
+    return offsets + logit(clipped) / slopes
 
 
 def _aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, dict]:
@@ -205,7 +207,7 @@ def explain_setting(job: StepIO) -> None:
         activations = data.activations[fit].astype(np.float64)
         spatial = spec.get("spatial") or {}
         if base == "clip_dissect":
-            frame = clip_dissect(activations, pseudo_cosines(concepts, pseudo_metadata)[fit], names,
+            frame = clip_dissect(activations, pseudo_cosines(concepts, pseudo_metadata, names)[fit], names,
                                  ClipDissectOptions.from_params(options), unit_names=units)
         elif base in spatial.get("methods", []):
             frame = _explain_spatial(job, data, ids, fit, base, options, spatial)

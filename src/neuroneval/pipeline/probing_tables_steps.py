@@ -83,14 +83,22 @@ def _dataset(job: StepIO) -> str:
 
 
 def vision_pseudo_concepts(job: StepIO) -> None:
-    """Pseudo-label concept table ``pseudo:<clip>``: c_t(x) = σ(a·(cos(f(x), g(prompt_t)) − b)).
+    """Pseudo-label concept table ``pseudo:<clip>``: c_t(x) = σ(a_t·(cos(f(x), g(prompt_t)) − b_t)).
 
-    Every label concept gets the prompt :func:`~neuroneval.worlds.vision_concepts.concept_prompt`; ``a`` and ``b``
-    minimise the BCE against the labels of the calibration split (``pseudo_labels.calibration_split``, never the
-    probed split). The summary JSON records a, b, the BCE and each concept's ROC AUC against the probed split's
-    labels (how good the pseudo-labels are; the paper's SigLIP labels are judged the same way).
+    Every label concept gets the prompt :func:`~neuroneval.worlds.vision_concepts.concept_prompt`; ``a_t`` and
+    ``b_t`` minimise the BCE against the labels of the calibration split (``pseudo_labels.calibration_split``,
+    never the probed split), per concept or shared (``pseudo_labels.scope``). The summary JSON records them, the
+    BCE, and each concept's ROC AUC against the probed split's labels, with the share of inputs whose
+    pseudo-label is ≥ 0.5 beside the labels' share (how good the pseudo-labels are; the paper's SigLIP labels
+    are judged the same way).
     """
-    from neuroneval.concepts.pseudo import cosine_similarities, fit_calibration, pseudo_label_quality, pseudo_labels
+    from neuroneval.concepts.pseudo import (
+        PseudoLabelOptions,
+        cosine_similarities,
+        fit_calibrations,
+        pseudo_label_quality,
+        pseudo_labels,
+    )
     from neuroneval.models.clip import embed_images, embed_texts, load_clip
     from neuroneval.worlds import load_vision_world
     from neuroneval.worlds.vision_concepts import concept_prompt
@@ -98,24 +106,27 @@ def vision_pseudo_concepts(job: StepIO) -> None:
     model, tokenizer, _ = load_clip(job.input.checkpoint)
     world = load_vision_world(Path(job.input.world))
     calibration = load_vision_world(Path(job.input.calibration))
-    knobs = job.params.pseudo
+    options = PseudoLabelOptions.from_params(job.params.pseudo)
     concept_names = [name for name in world.labels.columns if name != io.ID_COLUMN]
     text_embeddings = embed_texts(model, tokenizer, [concept_prompt(name) for name in concept_names])
     calibration_cosines = cosine_similarities(embed_images(model, calibration.images), text_embeddings)
-    fit = fit_calibration(calibration_cosines, calibration.labels[concept_names].to_numpy(dtype=np.float32),
-                          knobs["a_grid"], knobs["b_grid"])
+    fit = fit_calibrations(calibration_cosines, calibration.labels[concept_names].to_numpy(dtype=np.float32),
+                           options.a_grid, options.b_grid, scope=options.scope)
     values = pseudo_labels(embed_images(model, world.images), text_embeddings, fit.a, fit.b)
     frame = pd.DataFrame({io.ID_COLUMN: world.labels[io.ID_COLUMN].to_numpy(),
                           **{name: values[:, column] for column, name in enumerate(concept_names)}})
     source = f"pseudo:{job.wildcards.clip}"
+    slopes = dict(zip(concept_names, fit.a.tolist(), strict=True))
+    offsets = dict(zip(concept_names, fit.b.tolist(), strict=True))
     metadata = {"source": source, "dataset": f"vision_{job.wildcards.split}", "concepts": concept_names,
-                "hierarchy": world.hierarchy, "a": fit.a, "b": fit.b, "calibration_bce": fit.bce,
-                "calibration_split": knobs["calibration_split"],
+                "hierarchy": world.hierarchy, "a": slopes, "b": offsets, "calibration_scope": options.scope,
+                "calibration_bce": float(fit.bce.mean()), "calibration_split": options.calibration_split,
                 "prompts": {name: concept_prompt(name) for name in concept_names}}
     io.write_concept_table(job.output.concepts, frame, metadata=metadata)
     quality = pseudo_label_quality(world.labels[concept_names].to_numpy(dtype=np.float32), values, concept_names)
-    io.write_json(job.output.summary, {"source": source, "a": fit.a, "b": fit.b,
-                                       "calibration_bce": round(fit.bce, 6), **quality})
+    io.write_json(job.output.summary, {"source": source, "calibration_scope": options.scope, "a": slopes,
+                                       "b": offsets, "calibration_bce": round(float(fit.bce.mean()), 6),
+                                       **quality})
 
 
 def probe_activations(job: StepIO) -> None:

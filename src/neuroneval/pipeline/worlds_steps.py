@@ -66,8 +66,10 @@ def pseudo_auc_by_kind(per_concept: dict[str, float]) -> str:
 def worlds_report(job: StepIO) -> None:
     """One row per setting: inputs, units, concepts, positive-rate range, its model's quality next to a baseline,
     and — for pseudo-label settings — the pseudo-labels' mean and median per-concept ROC AUC against the labels of
-    the same concepts, and the mean AUC of every concept kind of the pseudo-label table (``pseudo_label_auc_by_kind``,
-    weakest first: which attributes the contrastive model tells apart).
+    the same concepts, the mean AUC of every concept kind of the pseudo-label table (``pseudo_label_auc_by_kind``,
+    weakest first: which attributes the contrastive model tells apart), and the share of (input, concept) entries
+    at or above the concept threshold under the pseudo-labels and the labels, over the setting's concept kinds
+    (``pseudo_label_positive_rate``, ``label_positive_rate``: what the binarising metrics see).
 
     Model quality: classifiers' held-out accuracy vs the majority class; probes' held-out concept accuracy vs
     each concept's majority value; language models' probe perplexity vs the unigram perplexity (lower is better).
@@ -92,7 +94,7 @@ def worlds_report(job: StepIO) -> None:
         measure = card.get("quality_measure", "accuracy" if "holdout_accuracy" in card else "")
         quality = card.get("quality", card.get("holdout_accuracy", np.nan))
         baseline = card.get("baseline", card.get("chance_accuracy", np.nan))
-        auc = median_auc = np.nan
+        auc = median_auc = pseudo_rate = label_rate = np.nan
         by_kind = ""
         source = setting["concepts"]["source"]
         if (setting["dataset"], source) in pseudo:
@@ -101,11 +103,17 @@ def worlds_report(job: StepIO) -> None:
             auc = float(np.mean([per_concept[name] for name in names]))
             median_auc = float(np.median([per_concept[name] for name in names]))
             by_kind = pseudo_auc_by_kind(per_concept)
+            rates = pseudo[(setting["dataset"], source)].get("positive_rate_by_kind", {})
+            kinds = {name.split(":", 1)[0] for name in names} & set(rates)
+            if kinds:
+                pseudo_rate = float(np.mean([rates[kind]["pseudo"] for kind in sorted(kinds)]))
+                label_rate = float(np.mean([rates[kind]["labels"] for kind in sorted(kinds)]))
         # the description comes from params, not from the truth summary: relabelling a setting reruns this report
         # only (columns stay in the summary's sorted key order)
         description = job.params.descriptions.get(summary["setting"], "")
         described = dict(sorted({**summary, "description": description}.items()))
         rows.append({**described, "model_quality_measure": measure, "model_quality": quality,
                      "model_baseline": baseline, "pseudo_label_auc": auc, "pseudo_label_median_auc": median_auc,
-                     "pseudo_label_auc_by_kind": by_kind})
+                     "pseudo_label_auc_by_kind": by_kind, "pseudo_label_positive_rate": pseudo_rate,
+                     "label_positive_rate": label_rate})
     io.write_csv(job.output[0], pd.DataFrame(rows))
