@@ -17,8 +17,16 @@ rule fidelity:
         crowd_concepts=CROWD_INPUTS["concepts"],
         cosy_table2="results/cosy/table2.csv",
     output:
-        table="results/fidelity.csv",
-        markdown="results/fidelity.md",
+        table=report(
+            "results/fidelity.csv",
+            caption="../report/fidelity.rst",
+            category="Fidelity",
+        ),
+        markdown=report(
+            "results/fidelity.md",
+            caption="../report/fidelity.rst",
+            category="Fidelity",
+        ),
     log:
         "logs/fidelity.log",
     conda:
