@@ -79,6 +79,8 @@ def test_report_holds_every_result_and_renders_offline(report_workspace: Path, t
 
         listed = set()
         categories = browser.evaluate("categories")
+        home = {name: (category, subcategory) for category, subcategories in categories.items()
+                for subcategory, paths in subcategories.items() for name in paths}
         for category, subcategories in categories.items():
             for subcategory, paths in subcategories.items():
                 # through the menu: the results list is drawn when its panel mounts, not when its props change
@@ -100,9 +102,21 @@ def test_report_holds_every_result_and_renders_offline(report_workspace: Path, t
             browser.wait_for(f"{shown} !== undefined && {shown}.complete")
             assert browser.evaluate(f"{shown}.naturalWidth") == png_width(report_workspace / name)
             if name in ("results/table4.png", "results/figure3.png"):
-                browser.evaluate(f"app.showResultInfo({json.dumps(name)})")
+                category, subcategory = home[name]
+                info = {"navbarMode": "resultinfo", "category": category, "subcategory": subcategory,
+                        "resultPath": name}
+                browser.evaluate(f"app.setView({json.dumps(info)})")
                 browser.wait_for("document.body.innerText.includes('DESCRIPTION')")
                 _screenshot(browser, shots / f"report_{Path(name).stem}.png")
+        # the overview a reader starts from: the sanity tests' figures and tables beside Figure 3
+        browser.evaluate("app.setView({navbarMode: 'menu'})")
+        browser.wait_for("document.body.innerText.includes('Statistics')")
+        category, subcategory = home["results/figure3.png"]
+        view = {"navbarMode": "subcategory", "category": category, "subcategory": subcategory, "content": "img",
+                "contentPath": entries["results/figure3.png"]["data_uri"], "resultPath": "results/figure3.png"}
+        browser.evaluate(f"app.setView({json.dumps(view)})")
+        browser.wait_for("document.body.innerText.includes('results/tableC1.csv')")
+        _screenshot(browser, shots / "report.png")
         outside = [event["params"]["request"]["url"] for event in browser.events
                    if event.get("method") == "Network.requestWillBeSent"
                    and not event["params"]["request"]["url"].startswith(("file://", "data:"))]
