@@ -7,7 +7,7 @@ CORES ?= all
 # Before Snakemake starts: clear the lock a killed run left in .snakemake/locks, or stop if Snakemake is running here.
 UNLOCK := $(BIN)/python tools/unlock_if_stale.py
 
-.PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull chromium \
+.PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull report chromium \
 	slurm-up slurm-down openssh-server test-cluster
 
 setup: $(STAMP)
@@ -82,6 +82,13 @@ clean-results:
 pull: $(STAMP)
 	@$(UNLOCK) $(BIN)/snakemake
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m neuroneval.pipeline.share pull
+
+# Snakemake's report of whatever the build holds (after `make run`: Table 4; after every stage: every table, figure
+# and viewer page), one offline HTML file; REPORT=results/report.zip writes the zip form (neuroneval.pipeline.report).
+REPORT ?= results/report.html
+report: $(STAMP)
+	@$(UNLOCK) $(BIN)/snakemake
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m neuroneval.pipeline.report $(REPORT)
 
 repro: $(STAMP)
 	@$(UNLOCK) $(BIN)/snakemake

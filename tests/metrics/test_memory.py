@@ -14,7 +14,6 @@ from neuroneval.metrics import (
     NeuronEvalWarning,
     budget,
     engine,
-    progress,
     score,
     score_grid,
     score_pairs,
@@ -169,7 +168,7 @@ def test_random_stream_rows_do_not_depend_on_which_rows_are_drawn() -> None:
 
 def test_progress_bar_is_shown_on_request(tricky_data, monkeypatch, capsys) -> None:
     activations, concepts = tricky_data
-    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr("neuroneval.progress.DELAY_S", 0.0)
     quiet_score(score, "spearman", activations, concepts, progress=True)
     assert "scoring spearman" in capsys.readouterr().err
     quiet_score(score, "spearman", activations, concepts)

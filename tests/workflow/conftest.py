@@ -56,10 +56,11 @@ TINY_OVERRIDES = {
                     "readability": {"window": 16}, "measurement": {"bootstrap": {"n_boot": 200}}},
 }
 #: Everything the tiny run builds: Table 4, the worlds report, the crowd study, every sanity and CoSy table, the
-#: fidelity report that reads them all, the explanation-methods benchmark and the concept evaluation.
+#: fidelity report that reads them all, the explanation-methods benchmark, the concept evaluation and the neuron
+#: viewer (every DVC stage of dvc.yaml).
 TINY_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/ceiling.csv",
                 "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity", "explain_results",
-                "concepteval_results"]
+                "concepteval_results", "viewer"]
 
 WORKFLOW_FILES = ["Snakefile", "workflow", "profiles", "environment.yml", "dvc.yaml", ".dvcignore", "src"]
 

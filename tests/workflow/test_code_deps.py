@@ -115,8 +115,8 @@ def test_touching_code_or_data_without_changing_it_reruns_nothing(workspace: Pat
 
 def test_a_setting_description_reruns_only_the_report_that_shows_it(workspace: Path) -> None:
     """``description`` and ``paper_setting`` are display-only: rules take settings without them; only the worlds
-    report (a description column) and the fidelity report (which reads the worlds report and the paper numbers)
-    rerun."""
+    report (a description column), the fidelity report (which reads the worlds report and the paper numbers) and
+    the viewer pages (which show the description) rerun."""
     params = yaml.safe_load((workspace / "params.yaml").read_text())
 
     def relabel(text: str) -> str:
@@ -130,4 +130,5 @@ def test_a_setting_description_reruns_only_the_report_that_shows_it(workspace: P
     assert all("description" in setting for setting in params["settings"].values())
     with edited(workspace / "params.yaml", relabel):
         assert planned(workspace, ["results/table4.csv"]) == {}
-        assert planned(workspace) == {"worlds_report": 1, "fidelity": 1}
+        viewer = params["viewer"]["settings"] or params["meta"]["settings"]
+        assert planned(workspace) == {"worlds_report": 1, "fidelity": 1, "viewer_setting": len(viewer), "viewer": 1}

@@ -69,7 +69,7 @@ def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path)
     first = run_tool(["dvc", "repro"], workspace)
     log = first.stdout + first.stderr
     # outputs persist, so each stage's Snakemake finds the copied build current and rebuilds nothing
-    assert log.count("Running stage") == 10 and log.count("Nothing to be done") == 10, log
+    assert log.count("Running stage") == 11 and log.count("Nothing to be done") == 11, log
     second = run_tool(["dvc", "repro"], workspace)
     assert "Running stage" not in second.stdout, second.stdout
     status = run_tool(["dvc", "status"], workspace)
@@ -77,7 +77,7 @@ def test_repro_push_clone_pull_round_trip(built_workspace: Path, tmp_path: Path)
     exported = json.loads((workspace / "snakemake-metadata" / "worlds.json").read_text())
     assert exported and all(name.startswith(("ZGF0YS93b3JsZHMv", "@ZGF0YS93b3JsZHMv")) for name in exported)
 
-    pushed = ["worlds", "models", "tables", "results", "crowd", "sanity", "cosy", "explain", "concepteval"]
+    pushed = ["worlds", "models", "tables", "results", "crowd", "sanity", "cosy", "explain", "concepteval", "viewer"]
     run_tool(["dvc", "push", *pushed], workspace)
     run_tool(["git", "add", "-A"], workspace)
     run_tool(["git", "commit", "-q", "-m", "tiny build"], workspace, env=GIT_IDENTITY)

@@ -115,16 +115,56 @@ rule concepteval_tables:
             run=RUNS,
         ),
     output:
-        measures="results/concepteval/measures.csv",
-        reliability="results/concepteval/reliability.csv",
-        reliability_figure="results/concepteval/reliability.png",
-        inter_rater="results/concepteval/inter_rater.csv",
-        validity="results/concepteval/validity.csv",
-        mtmm="results/concepteval/mtmm.csv",
-        mtmm_figure="results/concepteval/mtmm.png",
-        methods="results/concepteval/methods.csv",
-        methods_figure="results/concepteval/methods.png",
-        patterns="results/concepteval/patterns.md",
+        measures=report(
+            "results/concepteval/measures.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        reliability=report(
+            "results/concepteval/reliability.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        reliability_figure=report(
+            "results/concepteval/reliability.png",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        inter_rater=report(
+            "results/concepteval/inter_rater.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        validity=report(
+            "results/concepteval/validity.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        mtmm=report(
+            "results/concepteval/mtmm.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        mtmm_figure=report(
+            "results/concepteval/mtmm.png",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        methods=report(
+            "results/concepteval/methods.csv",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        methods_figure=report(
+            "results/concepteval/methods.png",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
+        patterns=report(
+            "results/concepteval/patterns.md",
+            caption="../report/concepteval.rst",
+            category="Concept evaluation (paper 004)",
+        ),
     log:
         "logs/concepteval/tables.log",
     conda:

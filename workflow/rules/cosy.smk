@@ -104,16 +104,56 @@ rule cosy_tables:
             "data/cosy/{generator}/generation.json", generator=COSY_GENERATORS
         ),
     output:
-        scores="results/cosy/scores.csv",
-        table2="results/cosy/table2.csv",
-        table8="results/cosy/table8.csv",
-        templates="results/cosy/templates.csv",
-        templates_figure="results/cosy/templates.png",
-        natural="results/cosy/natural.csv",
-        natural_figure="results/cosy/natural.png",
-        distributions="results/cosy/distributions.png",
-        generative="results/cosy/generative.csv",
-        throughput="results/cosy/throughput.json",
+        scores=report(
+            "results/cosy/scores.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        table2=report(
+            "results/cosy/table2.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        table8=report(
+            "results/cosy/table8.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        templates=report(
+            "results/cosy/templates.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        templates_figure=report(
+            "results/cosy/templates.png",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        natural=report(
+            "results/cosy/natural.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        natural_figure=report(
+            "results/cosy/natural.png",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        distributions=report(
+            "results/cosy/distributions.png",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        generative=report(
+            "results/cosy/generative.csv",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
+        throughput=report(
+            "results/cosy/throughput.json",
+            caption="../report/cosy.rst",
+            category="CoSy (paper 002)",
+        ),
     log:
         "logs/cosy/tables.log",
     conda:

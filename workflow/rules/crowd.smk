@@ -9,9 +9,19 @@ rule crowd_sampling:
         concepts=CROWD_INPUTS["concepts"],
         pseudo=CROWD_INPUTS["pseudo"],
     output:
-        table="results/crowd_sampling.csv",
+        table=report(
+            "results/crowd_sampling.csv",
+            caption="../report/crowd.rst",
+            category="Crowd (paper 001)",
+            subcategory="Sampling and aggregation",
+        ),
         units="results/crowd/sampling_units.csv",
-        figure="results/crowd_sampling.png",
+        figure=report(
+            "results/crowd_sampling.png",
+            caption="../report/crowd.rst",
+            category="Crowd (paper 001)",
+            subcategory="Sampling and aggregation",
+        ),
     log:
         "logs/crowd/sampling.log",
     benchmark:
@@ -34,9 +44,19 @@ rule crowd_aggregation:
         concepts=CROWD_INPUTS["concepts"],
         pseudo=CROWD_INPUTS["pseudo"],
     output:
-        table="results/crowd_aggregation.csv",
+        table=report(
+            "results/crowd_aggregation.csv",
+            caption="../report/crowd.rst",
+            category="Crowd (paper 001)",
+            subcategory="Sampling and aggregation",
+        ),
         units="results/crowd/aggregation_units.csv",
-        figure="results/crowd_aggregation.png",
+        figure=report(
+            "results/crowd_aggregation.png",
+            caption="../report/crowd.rst",
+            category="Crowd (paper 001)",
+            subcategory="Sampling and aggregation",
+        ),
     log:
         "logs/crowd/aggregation.log",
     benchmark:
@@ -58,7 +78,12 @@ rule crowd_summary:
         sampling="results/crowd/sampling_units.csv",
         aggregation="results/crowd/aggregation_units.csv",
     output:
-        "results/crowd_summary.csv",
+        report(
+            "results/crowd_summary.csv",
+            caption="../report/crowd_summary.rst",
+            category="Crowd (paper 001)",
+            subcategory="Cost reduction",
+        ),
     log:
         "logs/crowd/summary.log",
     conda:
@@ -72,8 +97,18 @@ rule crowd_summary:
 
 rule crowd_rarity:
     output:
-        table="results/crowd_rarity.csv",
-        figure="results/crowd_rarity.png",
+        table=report(
+            "results/crowd_rarity.csv",
+            caption="../report/crowd_summary.rst",
+            category="Crowd (paper 001)",
+            subcategory="Cost reduction",
+        ),
+        figure=report(
+            "results/crowd_rarity.png",
+            caption="../report/crowd_summary.rst",
+            category="Crowd (paper 001)",
+            subcategory="Cost reduction",
+        ),
     log:
         "logs/crowd/rarity.log",
     benchmark:

@@ -49,10 +49,26 @@ rule explain_tables:
     input:
         scores=expand("results/explain/scores/{setting}.csv", setting=EXPLAIN_SETTINGS),
     output:
-        table1="results/explain/table1.csv",
-        table2="results/explain/table2.csv",
-        figure="results/explain/table1.png",
-        agreement="results/explain/agreement.csv",
+        table1=report(
+            "results/explain/table1.csv",
+            caption="../report/explain.rst",
+            category="Explanations (paper 001)",
+        ),
+        table2=report(
+            "results/explain/table2.csv",
+            caption="../report/explain.rst",
+            category="Explanations (paper 001)",
+        ),
+        figure=report(
+            "results/explain/table1.png",
+            caption="../report/explain.rst",
+            category="Explanations (paper 001)",
+        ),
+        agreement=report(
+            "results/explain/agreement.csv",
+            caption="../report/explain.rst",
+            category="Explanations (paper 001)",
+        ),
     log:
         "logs/explain/tables.log",
     conda:

@@ -21,8 +21,16 @@ rule fidelity:
         concepteval_mtmm="results/concepteval/mtmm.csv",
         concepteval_methods="results/concepteval/methods.csv",
     output:
-        table="results/fidelity.csv",
-        markdown="results/fidelity.md",
+        table=report(
+            "results/fidelity.csv",
+            caption="../report/fidelity.rst",
+            category="Fidelity",
+        ),
+        markdown=report(
+            "results/fidelity.md",
+            caption="../report/fidelity.rst",
+            category="Fidelity",
+        ),
     log:
         "logs/fidelity.log",
     conda:

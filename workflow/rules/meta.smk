@@ -49,8 +49,18 @@ rule ceiling:
         settings=expand("results/ceiling/{setting}.csv", setting=META_SETTINGS),
         meta="results/meta.csv",
     output:
-        table="results/ceiling.csv",
-        figure="results/ceiling.png",
+        table=report(
+            "results/ceiling.csv",
+            caption="../report/ceiling.rst",
+            category="Table 4",
+            subcategory="Ceiling",
+        ),
+        figure=report(
+            "results/ceiling.png",
+            caption="../report/ceiling.rst",
+            category="Table 4",
+            subcategory="Ceiling",
+        ),
     log:
         "logs/ceiling.log",
     conda:
@@ -65,10 +75,30 @@ rule table4:
     input:
         expand("results/meta/{setting}.csv", setting=META_SETTINGS),
     output:
-        table="results/table4.csv",
-        tidy="results/meta.csv",
-        summary="results/table4_summary.json",
-        figure="results/table4.png",
+        table=report(
+            "results/table4.csv",
+            caption="../report/table4.rst",
+            category="Table 4",
+            subcategory="Table 4",
+        ),
+        tidy=report(
+            "results/meta.csv",
+            caption="../report/table4.rst",
+            category="Table 4",
+            subcategory="Table 4",
+        ),
+        summary=report(
+            "results/table4_summary.json",
+            caption="../report/table4.rst",
+            category="Table 4",
+            subcategory="Table 4",
+        ),
+        figure=report(
+            "results/table4.png",
+            caption="../report/table4.rst",
+            category="Table 4",
+            subcategory="Table 4",
+        ),
     log:
         "logs/table4.log",
     conda:

@@ -12,7 +12,11 @@ rule worlds_report:
         summaries=expand("data/truth/{setting}.summary.json", setting=SETTINGS),
         pseudo=PSEUDO_SUMMARIES,
     output:
-        "results/worlds_report.csv",
+        report(
+            "results/worlds_report.csv",
+            caption="../report/worlds_report.rst",
+            category="Worlds",
+        ),
     log:
         "logs/worlds_report.log",
     conda:

@@ -101,7 +101,12 @@ rule sanity_shift:
     input:
         **SANITY_SHIFT_INPUTS,
     output:
-        "results/tableE2.csv",
+        report(
+            "results/tableE2.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
     log:
         "logs/sanity/shift.log",
     benchmark:
@@ -127,9 +132,44 @@ rule sanity_table3:
         ),
         theoretical=f"results/sanity/theoretical/{SANITY['ties']}.csv",
     output:
-        table3="results/table3.csv",
-        detail=expand("results/tableF{number}.csv", number=[1, 2, 3, 4]),
-        tidy="results/sanity_experimental.csv",
+        table3=report(
+            "results/table3.csv",
+            caption="../report/sanity_table3.rst",
+            category="Sanity tests",
+            subcategory="Table 3 and App. F",
+        ),
+        detail=[
+            report(
+                "results/tableF1.csv",
+                caption="../report/sanity_table3.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+            report(
+                "results/tableF2.csv",
+                caption="../report/sanity_table3.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+            report(
+                "results/tableF3.csv",
+                caption="../report/sanity_table3.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+            report(
+                "results/tableF4.csv",
+                caption="../report/sanity_table3.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+        ],
+        tidy=report(
+            "results/sanity_experimental.csv",
+            caption="../report/sanity_table3.rst",
+            category="Sanity tests",
+            subcategory="Table 3 and App. F",
+        ),
     log:
         "logs/sanity/table3.log",
     conda:
@@ -145,14 +185,54 @@ rule sanity_theoretical_tables:
     input:
         f"results/sanity/theoretical/{SANITY['ties']}.csv",
     output:
-        c1="results/tableC1.csv",
-        c2="results/tableC2.csv",
-        c3="results/tableC3.csv",
-        c4="results/tableC4.csv",
-        d2="results/tableD2.csv",
-        e6="results/tableE6.csv",
-        e7="results/tableE7.csv",
-        figure="results/figure3.png",
+        c1=report(
+            "results/tableC1.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        c2=report(
+            "results/tableC2.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        c3=report(
+            "results/tableC3.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        c4=report(
+            "results/tableC4.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        d2=report(
+            "results/tableD2.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        e6=report(
+            "results/tableE6.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        e7=report(
+            "results/tableE7.csv",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
+        figure=report(
+            "results/figure3.png",
+            caption="../report/sanity_theoretical.rst",
+            category="Sanity tests",
+            subcategory="Theoretical (App. C, D)",
+        ),
     log:
         "logs/sanity/theoretical_tables.log",
     conda:
@@ -172,8 +252,32 @@ rule sanity_meta_tables:
             setting=SANITY["combinations"]["meta_settings"],
         ),
     output:
-        detail=expand("results/tableF{number}.csv", number=[5, 6, 7]),
-        e9="results/tableE9.csv",
+        detail=[
+            report(
+                "results/tableF5.csv",
+                caption="../report/sanity_meta_tables.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+            report(
+                "results/tableF6.csv",
+                caption="../report/sanity_meta_tables.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+            report(
+                "results/tableF7.csv",
+                caption="../report/sanity_meta_tables.rst",
+                category="Sanity tests",
+                subcategory="Table 3 and App. F",
+            ),
+        ],
+        e9=report(
+            "results/tableE9.csv",
+            caption="../report/sanity_meta_tables.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
     log:
         "logs/sanity/meta_tables.log",
     conda:
@@ -197,11 +301,36 @@ rule sanity_ablation_tables:
             setting=SANITY["combinations"]["settings"],
         ),
     output:
-        e1="results/tableE1.csv",
-        e3="results/tableE3.csv",
-        e4="results/tableE4.csv",
-        e5="results/tableE5.csv",
-        e8="results/tableE8.csv",
+        e1=report(
+            "results/tableE1.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
+        e3=report(
+            "results/tableE3.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
+        e4=report(
+            "results/tableE4.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
+        e5=report(
+            "results/tableE5.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
+        e8=report(
+            "results/tableE8.csv",
+            caption="../report/sanity_ablations.rst",
+            category="Sanity tests",
+            subcategory="Ablations (App. E)",
+        ),
     log:
         "logs/sanity/ablation_tables.log",
     conda:
@@ -220,8 +349,18 @@ rule sanity_ties:
         ),
         theoretical=expand("results/sanity/theoretical/{ties}.csv", ties=TIE_MODES),
     output:
-        table="results/ties.csv",
-        figure="results/ties.png",
+        table=report(
+            "results/ties.csv",
+            caption="../report/sanity_ties.rst",
+            category="Sanity tests",
+            subcategory="Tie modes",
+        ),
+        figure=report(
+            "results/ties.png",
+            caption="../report/sanity_ties.rst",
+            category="Sanity tests",
+            subcategory="Tie modes",
+        ),
     log:
         "logs/sanity/ties.log",
     conda:

@@ -3,7 +3,11 @@ rule viewer_setting:
     input:
         unpack(viewer_inputs),
     output:
-        "results/viewer/{setting}/index.html",
+        report(
+            "results/viewer/{setting}/index.html",
+            caption="../report/viewer.rst",
+            category="Neuron viewer",
+        ),
     log:
         "logs/viewer/{setting}.log",
     conda:

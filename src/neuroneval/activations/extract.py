@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from neuroneval.io import ID_COLUMN
+from neuroneval.progress import progress_bar
 
 OUTPUT_LAYERS = ("logits", "softmax")
 POOLINGS = ("mean", "max")
@@ -77,7 +77,7 @@ def record_activations(
     handles = [modules[layer].register_forward_hook(make_hook(layer)) for layer in hooked]
     model.eval()
     try:
-        for batch in tqdm(batches, desc=desc, unit="batch", mininterval=2.0):
+        for batch in progress_bar(batches, desc=desc, unit="batch"):
             logits = model(batch if device is None else batch.to(device))
             if "logits" in captured:
                 captured["logits"].append(logits.float().cpu().numpy())

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
 from neuroneval import io
 from neuroneval.models.lm import window_logits
+from neuroneval.progress import progress_bar
 
 UNIT_PREFIX = "tok:"
 CONCEPT_PREFIX = "next:"
@@ -89,7 +89,7 @@ def next_token_probabilities(
     probabilities = np.empty((selected.size, n_columns), dtype=np.float32)
     windows = np.unique(selected // context_length)
     batches = window_logits(model, token_ids, context_length=context_length, batch_size=batch_size, windows=windows)
-    with tqdm(total=selected.size, disable=not progress, desc="next-token units", unit="pos", mininterval=2.0) as bar:
+    with progress_bar(total=selected.size, enabled=progress, desc="next-token units", unit="pos") as bar:
         for batch_positions, logits in batches:
             flat_positions = batch_positions.ravel()
             rows = np.minimum(np.searchsorted(selected, flat_positions), selected.size - 1)

@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from neuroneval.concepteval.concepts import Concept, activate_all
 from neuroneval.concepteval.perturbation import AblationOptions, ablate_many, ascent_directions, check_hidden
 from neuroneval.options import Options, check_choice, check_range
+from neuroneval.progress import progress_bar
 
 MEASURES = ("GRAD-Loss", "GRAD-PClass", "GRAD-TClass", "ABL-Loss", "ABL-Div", "ABL-PClass", "ABL-TClass")
 WEIGHTINGS = ("uniform", "activation")
@@ -133,7 +134,7 @@ def position_differences(hidden: np.ndarray | torch.Tensor, head: Callable[[torc
     result = np.full((len(concepts), len(options.measures), *states.shape[:2]), np.nan)
     wanted_ablation = any(m.startswith("ABL-") for m in options.measures)
     wanted_gradient = any(m.startswith("GRAD-") for m in options.measures)
-    for first in range(0, len(concepts), options.concept_batch):
+    for first in progress_bar(range(0, len(concepts), options.concept_batch), desc="faithfulness", unit="batch"):
         chunk = list(concepts[first : first + options.concept_batch])
         repeat = len(chunk)
         logits_repeated = logits.repeat(repeat, 1, 1)

@@ -24,6 +24,7 @@ import torch
 from neuroneval.concepteval.concepts import ReluConcept
 from neuroneval.concepteval.validation import as_float_array
 from neuroneval.options import Options, check_range
+from neuroneval.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def train_sae(hidden: np.ndarray, options: SAEOptions = SAEOptions()) -> SparseA
         reconstruction = features @ parameters["decoder"].T + parameters["decoder_bias"]
         return ((batch - reconstruction) ** 2).sum(dim=1).mean() / width, features.abs().sum(dim=1).mean()
 
-    for _ in range(options.epochs):
+    for _ in progress_bar(range(options.epochs), desc="sparse autoencoder", unit="epoch"):
         order = torch.randperm(n_rows, generator=generator)
         for first in range(0, n_rows, options.batch_size):
             mse, sparsity = losses(data[order[first : first + options.batch_size]])

@@ -64,13 +64,13 @@ import numpy as np
 import torch
 from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
 from open_clip.transformer import text_global_pool
-from tqdm.auto import tqdm
 
 from neuroneval.cosy.image_generator import check_request
 from neuroneval.cosy.prompts import TEMPLATES
 from neuroneval.io import write_json
 from neuroneval.models.clip import CaptionTokenizer, load_clip
 from neuroneval.models.training import fit
+from neuroneval.progress import progress_bar
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "image_size": 32,  # pixels per side (the world's images)
@@ -445,7 +445,7 @@ class EmbeddedDiffusionGenerator:
         noise = torch.stack([self.initial_noise(seed) for seed in seeds])
         images = []
         chunk_starts = range(0, len(prompts), self.batch_size)
-        for start in tqdm(chunk_starts, desc="embedded diffusion", unit="batch", disable=len(chunk_starts) < 2):
+        for start in progress_bar(chunk_starts, desc="embedded diffusion", unit="batch"):
             chunk_noise = noise[start : start + self.batch_size]
             chunk_texts = texts[start : start + self.batch_size]
             padding = self.batch_size - len(chunk_texts)

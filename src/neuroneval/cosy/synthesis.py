@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from neuroneval import io
 from neuroneval.cosy.image_generator import ImageGenerator, config_hash, image_seed
 from neuroneval.cosy.prompts import fill_template
+from neuroneval.progress import progress_bar
 
 MANIFEST_COLUMNS = ["prompt", "template", "explanation", "generation_seed", "image_index", "seed", "generator",
                     "config_hash", "path"]
@@ -134,8 +134,7 @@ def synthesize(generator: ImageGenerator, plan: pd.DataFrame, root: str | Path, 
     digest = _check_root(root, generator)
     missing = plan[[not (root / path).exists() for path in plan["path"]]]
     started = time.perf_counter()
-    with tqdm(total=len(missing), desc=f"cosy {generator.name}", unit="img", disable=not progress,
-              mininterval=5.0) as bar:
+    with progress_bar(total=len(missing), desc=f"cosy {generator.name}", unit="img", enabled=progress) as bar:
         for start in range(0, len(missing), int(batch_size)):
             batch = missing.iloc[start : start + int(batch_size)]
             images = generator.generate(batch["prompt"].tolist(), batch["seed"].tolist())

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
-from tqdm import tqdm
 
 from neuroneval.crowd.cost_reduction import cost_reduction_factor
 from neuroneval.crowd.estimator import correlation_matrix
@@ -43,6 +42,7 @@ from neuroneval.crowd.study_options import (
 )
 from neuroneval.crowd.study_units import StudyUnits
 from neuroneval.options import Options, OptionsError, check_choice, check_range
+from neuroneval.progress import progress_bar
 
 #: ImageNet: one class among 1,000 roughly balanced classes (paper 001's units are explained by classes).
 PAPER_RARITY = 0.001
@@ -185,7 +185,7 @@ def rarity_factors(options: RarityStudyOptions, *, progress: bool = False) -> pd
         simulation=simulation,
     )
     rows = []
-    for rarity in tqdm(options.rarities, desc="crowd rarity study", unit="rarity", disable=not progress):
+    for rarity in progress_bar(options.rarities, desc="crowd rarity study", unit="rarity", enabled=progress):
         units = planted_units(rarity, options)
         sampled = sampling_errors(units, sampling)
         aggregated = aggregation_errors(units, aggregation)

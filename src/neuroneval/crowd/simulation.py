@@ -17,13 +17,13 @@ input once.
 from __future__ import annotations
 
 import numpy as np
-from tqdm import tqdm
 
 from neuroneval.crowd.aggregation import aggregate
 from neuroneval.crowd.estimator import importance_weights, is_correlation
 from neuroneval.crowd.sampling import SAMPLING_METHODS, draw_indices, sampling_distribution
 from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions
 from neuroneval.crowd.study_units import StudyUnits
+from neuroneval.progress import progress_bar
 
 #: Fewest inputs per simulated study in the aggregation curve (fewer make Eq. 5 meaningless).
 MIN_INPUTS = 5
@@ -85,7 +85,8 @@ def sampling_errors(units: StudyUnits, options: SamplingOptions, *, progress: bo
     errors = np.zeros((*shape, n_units))
     unique, undefined = np.zeros(shape), np.zeros(shape)
     activations_t, labels_t = units.activations.T.copy(), units.labels.T.copy()
-    bar = tqdm(total=len(methods) * len(sample_sizes), desc="crowd sampling curve", unit="cell", disable=not progress)
+    bar = progress_bar(total=len(methods) * len(sample_sizes), desc="crowd sampling curve", unit="cell",
+                       enabled=progress)
     for m_index, method in enumerate(methods):
         q = _distributions(units, method, epsilon)
         weights_t = importance_weights(q).T.copy()
@@ -142,7 +143,7 @@ def aggregation_errors(
     activations_t, labels_t = units.activations.T.copy(), units.labels.T.copy()
     pseudo_t = None if units.pseudo_labels is None else units.pseudo_labels.T.copy()
     q_code = SAMPLING_METHODS.index(sampling)
-    bar = tqdm(total=n_inputs.size, desc="crowd aggregation curve", unit="cell", disable=not progress)
+    bar = progress_bar(total=n_inputs.size, desc="crowd aggregation curve", unit="cell", enabled=progress)
     for r_index, n_raters in enumerate(rater_counts):
         for c_index in range(len(costs)):
             bar.update()

@@ -36,6 +36,7 @@ from neuroneval.explain.base import ProbingData
 from neuroneval.explain.dissection import CHUNK_VALUES, Positions, positions, top_quantile
 from neuroneval.explain.explanation import And, Clustered, Concept, Formula, Not, Or, explanation_frame
 from neuroneval.explain.options import ClusteredOptions, CompositionalOptions
+from neuroneval.progress import progress_bar
 
 Objective = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -107,7 +108,7 @@ def beam_search(weights: np.ndarray, concepts: np.ndarray, concept_names: Sequen
         order = np.argsort(-single[row], kind="stable")
         beams.append(_select(row, [(single[row, t], None, "", int(t)) for t in order], [], concept_bool,
                              concept_names, options.beam_size))
-    for _ in range(options.max_length - 1):
+    for _ in progress_bar(range(options.max_length - 1), desc="beam search", unit="length"):
         owners = np.array([row for row, beam in enumerate(beams) for _ in beam], dtype=np.int64)
         masks = np.array([entry.mask for beam in beams for entry in beam], dtype=bool)
         weighted_masks_sum = np.zeros((len(owners), n_concepts), dtype=np.float64)

@@ -35,6 +35,7 @@ from sklearn.linear_model import ElasticNet
 from neuroneval.explain.base import ProbingData, as_activations, check_rows
 from neuroneval.explain.explanation import Linear, explanation_frame
 from neuroneval.explain.options import LinearOptions
+from neuroneval.progress import progress_bar
 
 
 def split_inputs(n: int, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +132,7 @@ def linear_explanations(activations: Any, probing: ProbingData, options: LinearO
     val_gram, val_moment, val_ss = _centered_moments(concepts[val_rows], matrix[val_rows])
     train_mean_x, train_mean_y = concepts[train_rows].mean(axis=0), matrix[train_rows].mean(axis=0)
     explanations, correlations = [], np.zeros(len(names))
-    for unit in range(len(names)):
+    for unit in progress_bar(range(len(names)), desc="linear explanations", unit="unit"):
         columns, weights, corr = greedy_linear(order[unit], (gram, moment[:, unit]),
                                                (val_gram, val_moment[:, unit], float(val_ss[unit])), options)
         ranked = np.argsort(-weights, kind="stable")

@@ -31,6 +31,7 @@ import pandas as pd
 from neuroneval.explain.base import ProbingData, as_activations, check_rows
 from neuroneval.explain.explanation import Explanation, Text, explanation_frame, to_text
 from neuroneval.explain.options import LLMOptions
+from neuroneval.progress import progress_bar
 
 EXPLAINER_SYSTEM = ("You explain what a single neuron of a neural network responds to. You see inputs with the "
                     "neuron's activation on a 0-10 scale. Answer with one line: 'Explanation: <a short phrase>'.")
@@ -167,7 +168,7 @@ class LLMExplainer:
         contexts = probing.require("contexts", "the LLM explainer")
         top = np.argsort(-matrix, axis=0, kind="stable")[:min(self.options.top_k, matrix.shape[0])]
         explanations = []
-        for unit in range(len(names)):
+        for unit in progress_bar(range(len(names)), desc="LLM explanations", unit="unit"):
             rows = top[:, unit]
             messages = explainer_messages([contexts[i] for i in rows], matrix[rows, unit])
             text = _with_retries(self.options, self._ask, messages)

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 from torch.nn import functional
 from torch.utils.data import DataLoader, Dataset
-from tqdm import tqdm
+
+from neuroneval.progress import progress_bar
 
 
 class ImageFiles(Dataset):
@@ -65,5 +66,5 @@ def image_embeddings(model: torch.nn.Module, batches: DataLoader, *, device: tor
     """L2-normalised ``model.encode_image`` of every batch, (N, D) float32 on the CPU."""
     model.eval()
     parts = [functional.normalize(model.encode_image(batch.to(device)).float(), dim=-1).cpu()
-             for batch in tqdm(batches, desc=desc, unit="batch", mininterval=2.0)]
+             for batch in progress_bar(batches, desc=desc, unit="batch")]
     return torch.cat(parts).numpy().astype(np.float32)

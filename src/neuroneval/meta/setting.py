@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from neuroneval.meta.auprc import truth_mask
 from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
 from neuroneval.metrics import FeatureCache
 from neuroneval.metrics.validation import TIES
 from neuroneval.options import Options, check_choice, check_fraction, check_range
+from neuroneval.progress import progress_bar
 from neuroneval.settings import SettingData
 
 
@@ -81,7 +81,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     cache = FeatureCache(max_bytes=int(options.feature_cache_gib * 2**30))  # unit features shared by the metrics
     chance = float(mask[test_units].mean())  # expected meta-AUPRC of random scores: the floor
     rows = {}
-    for metric in tqdm(scoring_order(names), desc=f"meta-AUPRC {setting}", unit="metric", disable=not progress):
+    for metric in progress_bar(scoring_order(names), desc=f"meta-AUPRC {setting}", unit="metric", enabled=progress):
         result = evaluate_metric(
             metric, data.activations, data.concepts, mask,
             val_units=val_units, test_units=test_units,

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
+
+from neuroneval.progress import progress_bar
 
 
 def fit(
@@ -38,7 +39,7 @@ def fit(
     order_rng = np.random.default_rng(seed)
     last_loss = float("nan")
     model.train()
-    with tqdm(total=epochs * steps_per_epoch, desc=desc, unit="step", mininterval=2.0) as progress:
+    with progress_bar(total=epochs * steps_per_epoch, desc=desc, unit="step") as progress:
         for _ in range(epochs):
             order = order_rng.permutation(n_examples)
             for start in range(0, n_examples, batch_size):

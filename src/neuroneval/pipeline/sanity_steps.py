@@ -75,8 +75,7 @@ def sanity_hyperparameters(job: StepIO) -> None:
     (combinations, or everything for settings without a meta file) are searched the same way, with
     ``alpha_rule`` saying ``fixed`` where the grid is the truth α alone.
     """
-    from tqdm import tqdm
-
+    from neuroneval.progress import progress_bar
     from neuroneval.settings import truth_method
 
     units = _load_units(job)
@@ -88,7 +87,7 @@ def sanity_hyperparameters(job: StepIO) -> None:
     rule = "fixed" if truth_method(job.params.setting)["method"] == "iou" else "validation"
     rows = [{**row, "alpha_rule": "validation"} for row in reused.to_dict("records")]
     searched = [metric for metric in job.params.metrics if metric not in set(reused["metric"])]
-    for metric in tqdm(searched, desc=f"hyperparameters {job.wildcards.setting}", unit="metric"):
+    for metric in progress_bar(searched, desc=f"hyperparameters {job.wildcards.setting}", unit="metric"):
         rows.append({**_search_row(job.wildcards.setting, metric, units, units.activations, meta, grid),
                      "alpha_rule": rule})
     order = {metric: index for index, metric in enumerate(job.params.metrics)}
@@ -142,14 +141,14 @@ def sanity_shift(job: StepIO) -> None:
     ``a'_k = a_k + constant``; both runs choose α/λ on the validation units and score in float64 (so the
     shift rounds no input onto another). Every metric except cosine is invariant to the shift (App. A.4).
     """
-    from tqdm import tqdm
+    from neuroneval.progress import progress_bar
 
     units = _load_units(job)
     meta, constant = job.params.meta, float(job.params.constant)
     original = units.activations.astype(np.float64)
     grid = alpha_grid(job.params.setting, meta)
     rows = []
-    for metric in tqdm(job.params.metrics, desc="shifted activations", unit="metric"):
+    for metric in progress_bar(job.params.metrics, desc="shifted activations", unit="metric"):
         before = _search_row(job.params.setting_name, metric, units, original, meta, grid)
         after = _search_row(job.params.setting_name, metric, units, original + constant, meta, grid)
         rows.append({"metric": metric, "ties": meta["ties"], "setting": job.params.setting_name,

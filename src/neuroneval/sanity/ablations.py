@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from neuroneval.progress import progress_bar
 from neuroneval.sanity.delta import decrease_accuracy, summarize_deltas
 from neuroneval.sanity.experimental import experimental_draw_deltas, experimental_test
 from neuroneval.sanity.perturb import TESTS, semantic_subclasses, semantic_superclass
@@ -42,7 +42,7 @@ def ablation_table(ablation: str, units: SanityUnits, metrics: Sequence[str], hy
         raise ValueError(f"unknown ablation {ablation!r} ({' | '.join(ABLATIONS)})")
     ties = sanity["ties"]
     frames = []
-    for metric in tqdm(metrics, desc=f"ablation {ablation}", unit="metric"):
+    for metric in progress_bar(metrics, desc=f"ablation {ablation}", unit="metric"):
         params = chosen_params(hyperparameters, metric)
         if ablation == "strength":
             new = _strength_rows(units, metric, params, sanity, ties)

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from neuroneval.metrics.validation import TIES
+from neuroneval.progress import progress_bar
 from neuroneval.sanity.experimental import experimental_test
 from neuroneval.sanity.units import SanityUnits, chosen_params
 
@@ -43,7 +43,7 @@ def experimental_table(units: SanityUnits, metrics: Sequence[str], hyperparamete
     cache = FeatureCache(max_bytes=int(feature_cache_gib * 2**30))
     pairs = units.test_pairs
     frames = {}
-    for metric in tqdm(scoring_order(list(metrics)), desc=f"sanity {setting}", unit="metric"):
+    for metric in progress_bar(scoring_order(list(metrics)), desc=f"sanity {setting}", unit="metric"):
         params = chosen_params(hyperparameters, metric)
         for ties in tie_modes(metric, sanity):
             table = experimental_test(metric, units.activations, units.concepts, pairs,

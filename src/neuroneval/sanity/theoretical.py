@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from neuroneval.metrics import METRICS, NeuronEvalWarning, get_spec, score, score_pairs
 from neuroneval.process_pool import completed_calls
+from neuroneval.progress import progress_bar
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
 from neuroneval.sanity.params import derived_seed, is_sampled, metric_params
 from neuroneval.sanity.perturb import TESTS, default_strength, perturb_labels
@@ -182,7 +182,7 @@ def theoretical_deltas(metrics: Sequence[str] | None = None, *, gammas: Sequence
     deltas = {(m, column, test): np.empty(draws) for m in metric_names
               for column in range(len(gammas)) for test in tests}
     calls = [(setup, metric_names, spans, originals[task.column], task) for task in tasks]
-    with tqdm(total=len(tasks), disable=not progress, desc="theoretical test") as bar:
+    with progress_bar(total=len(tasks), enabled=progress, desc="theoretical test", unit="chunk") as bar:
         for index, chunk in completed_calls(_chunk_deltas, calls, min(workers, len(tasks))):
             task = tasks[index]
             for metric, values in chunk.items():

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from neuroneval import io
+from neuroneval.progress import progress_bar
 from neuroneval.worlds.text_grammar import EOS, N_KEY_NOUNS, UNK, build_grammar, sample_documents, word_distribution
 
 SPLIT_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
@@ -283,7 +283,7 @@ def build_text_world(
 
     chunks = []
     show = n_documents >= PROGRESS_MIN_DOCUMENTS if progress is None else progress
-    with tqdm(total=n_documents, disable=not show, desc=f"text world {split}", unit="doc", mininterval=2.0) as bar:
+    with progress_bar(total=n_documents, enabled=show, desc=f"text world {split}", unit="doc") as bar:
         for first in range(start_index, start_index + n_documents, CHUNK_DOCUMENTS):
             indices = range(first, min(first + CHUNK_DOCUMENTS, start_index + n_documents))
             chunk = sample_documents(

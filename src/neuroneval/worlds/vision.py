@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from neuroneval import io
 from neuroneval.concepts.threshold import concept_positive
+from neuroneval.progress import progress_bar
 from neuroneval.worlds import render
 from neuroneval.worlds.vision_concepts import (
     PARENT_GROUPINGS,
@@ -258,7 +258,7 @@ def build_vision_world(
     input_ids = np.arange(start_index, start_index + n_images, dtype=np.int64)
     show = n_images >= PROGRESS_MIN_IMAGES if progress is None else progress
     parts: dict[str, list] = {"images": [], "masks": [], "attributes": [], "labels": [], "captions": []}
-    with tqdm(total=n_images, disable=not show, desc=f"vision world {split}", unit="img") as bar:
+    with progress_bar(total=n_images, enabled=show, desc=f"vision world {split}", unit="img") as bar:
         for first in range(0, n_images, chunk_size):
             chunk_ids = input_ids[first : first + chunk_size]
             uniforms, noise = draw_randomness(chunk_ids, seed, code, image_size)
