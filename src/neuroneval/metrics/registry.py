@@ -18,6 +18,7 @@ from neuroneval.metrics.metric_options import (
     metric_params,
     options_class_for,
     options_from_params,
+    restrict_options,
 )
 
 __all__ = ["COMBINATION_PREFIX", "COMMON_PARAMS", "DEFAULTS", "METRICS", "Kernel", "MetricSpec", "combination_spec",
@@ -116,6 +117,12 @@ class MetricSpec:
         if options is not None:
             return convert_options(self.name, self.options, options)
         return options_from_params(self.name, self.options, params or {})
+
+    def options_from(self, shared: MetricOptions) -> MetricOptions:
+        """This metric's options from options shared by several metrics: the fields it takes, the others ignored
+        (e.g. one :class:`~neuroneval.metrics.metric_options.TopAlphaOptions` for a table of metrics, α going to
+        those that binarize)."""
+        return restrict_options(self.options, shared)
 
 
 def _spec(name: str, kind: str, value_range: tuple[float, float], options: type[MetricOptions], framing: str,
