@@ -259,6 +259,7 @@ def _explain(arguments: argparse.Namespace) -> None:
 
 def _crowd_design(arguments: argparse.Namespace) -> None:
     from neuroneval.crowd import design_study_files
+    from neuroneval.crowd.design import DesignOptions
 
     if arguments.raters < 1:
         raise ValueError(f"--raters must be >= 1, got {arguments.raters}")
@@ -276,12 +277,9 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
         title=arguments.title,
         info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
               "epsilon": arguments.epsilon, "seed": arguments.seed},
-        n_draws=n_draws,
-        sampling=sampling,
-        epsilon=arguments.epsilon,
-        inputs_per_task=arguments.inputs_per_task,
-        tasks_per_batch=arguments.tasks_per_batch,
-        seed=arguments.seed,
+        options=DesignOptions(n_draws=n_draws, sampling=sampling, epsilon=arguments.epsilon,
+                              inputs_per_task=arguments.inputs_per_task, tasks_per_batch=arguments.tasks_per_batch,
+                              seed=arguments.seed),
     )
     pages = sum(path.suffix == ".html" for path in written)
     summary = json.loads((Path(arguments.out) / "design.json").read_text())
