@@ -48,6 +48,8 @@ def test_every_registered_metric_has_kernel_reference_and_options(metric: str) -
         assert taken == {"sample"}
     else:
         assert taken == set(spec.params) - {"top_alpha"}, "the reference takes the metric's hyper-parameters"
+        for name in taken:  # the oracle restates the defaults (it imports nothing of the engine); they agree
+            assert inspect.signature(spec.reference).parameters[name].default == getattr(defaults, name), name
 
 
 def test_kernels_and_references_are_distinct_per_metric() -> None:
