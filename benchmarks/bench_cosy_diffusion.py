@@ -37,6 +37,7 @@ from neuroneval.cosy.embedded_diffusion import (
     train_embedded_diffusion,
 )
 from neuroneval.models.clip import embed_images, embed_texts, load_clip, save_clip, train_clip
+from neuroneval.models.training import TrainingOptions
 from neuroneval.worlds import build_vision_world, load_vision_world, save_vision_world
 from neuroneval.worlds.render import COLOURS, secondary_colour
 from neuroneval.worlds.vision_concepts import concept_prompt
@@ -54,8 +55,9 @@ def time_training(workspace: Path, train_steps: int) -> Path:
     batch_size = int(DEFAULT_CONFIG["batch_size"])
     world = build_vision_world(batch_size * train_steps, seed=0, split="train")
     save_vision_world(world, workspace / "world")
-    model, tokenizer, report = train_clip(world.images, world.captions, SMALL_CLIP, epochs=1, batch_size=128,
-                                          learning_rate=0.002, weight_decay=0.05, seed=0)
+    model, tokenizer, report = train_clip(world.images, world.captions, SMALL_CLIP,
+                                          TrainingOptions(epochs=1, batch_size=128, learning_rate=0.002,
+                                                          weight_decay=0.05, seed=0))
     save_clip(model, tokenizer, workspace / "clip.pt", config=SMALL_CLIP, report=report)
     print(load())
     report = train_embedded_diffusion(workspace / "world", workspace / "clip.pt", workspace / "checkpoint",

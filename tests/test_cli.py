@@ -55,7 +55,7 @@ def test_score_rejects_a_parameter_the_metric_does_not_take(tables, tmp_path: Pa
     activation_path, concept_path = tables
     code = main(["score", "--metric", "correlation", "--alpha", "0.05", "--activations", str(activation_path),
                  "--concepts", str(concept_path), "--out", str(tmp_path / "x.csv")])
-    assert code == 2 and "takes no parameter 'alpha'" in capsys.readouterr().err
+    assert code == 2 and "takes no parameter(s) ['alpha']" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -187,23 +187,18 @@ def _validate(table: str, kind: str) -> None:
 
 
 def _score(arguments: argparse.Namespace) -> None:
-    from neuroneval.metrics import METRICS, score
+    from neuroneval.metrics import options_for, score
 
+    given = {name: getattr(arguments, name) for name in ("alpha", "lam", "top_alpha")}
+    options = options_for(arguments.metric, ties=arguments.ties, seed=arguments.seed,
+                          memory_budget=arguments.memory_budget,
+                          **{name: value for name, value in given.items() if value is not None})
     activations, _ = io.read_activation_table(arguments.activations)
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
-    params: dict[str, object] = {"ties": arguments.ties, "seed": arguments.seed,
-                                 "memory_budget": arguments.memory_budget}
-    accepted = METRICS[arguments.metric].params if arguments.metric in METRICS else ("alpha", "lam", "top_alpha")
-    for name in ("alpha", "lam", "top_alpha"):
-        value = getattr(arguments, name)
-        if value is not None:
-            if name not in accepted:
-                raise ValueError(f"metric {arguments.metric!r} takes no parameter {name!r}")
-            params[name] = value
     scores = score(arguments.metric, io.value_matrix(activations), io.value_matrix(concepts),
-                   progress=arguments.progress, **params)
+                   progress=arguments.progress, options=options)
     unit_names = [column for column in activations.columns if column != io.ID_COLUMN]
     concept_names = [column for column in concepts.columns if column != io.ID_COLUMN]
     tidy = pd.DataFrame({
@@ -264,6 +259,7 @@ def _explain(arguments: argparse.Namespace) -> None:
 
 def _crowd_design(arguments: argparse.Namespace) -> None:
     from neuroneval.crowd import design_study_files
+    from neuroneval.crowd.design import DesignOptions
 
     if arguments.raters < 1:
         raise ValueError(f"--raters must be >= 1, got {arguments.raters}")
@@ -281,12 +277,9 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
         title=arguments.title,
         info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
               "epsilon": arguments.epsilon, "seed": arguments.seed},
-        n_draws=n_draws,
-        sampling=sampling,
-        epsilon=arguments.epsilon,
-        inputs_per_task=arguments.inputs_per_task,
-        tasks_per_batch=arguments.tasks_per_batch,
-        seed=arguments.seed,
+        options=DesignOptions(n_draws=n_draws, sampling=sampling, epsilon=arguments.epsilon,
+                              inputs_per_task=arguments.inputs_per_task, tasks_per_batch=arguments.tasks_per_batch,
+                              seed=arguments.seed),
     )
     pages = sum(path.suffix == ".html" for path in written)
     summary = json.loads((Path(arguments.out) / "design.json").read_text())

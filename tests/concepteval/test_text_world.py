@@ -21,7 +21,7 @@ from neuroneval.concepteval import (
     site_activations,
     split_lm,
 )
-from neuroneval.models.lm import train_lm
+from neuroneval.models.lm import LMTraining, train_lm
 from neuroneval.worlds.text import build_text_world
 from neuroneval.worlds.text_grammar import SLOT_INDEX
 
@@ -34,7 +34,7 @@ def setting():
     train = build_text_world(300, seed=1, split="train", **WORLD)
     probe = build_text_world(60, seed=1, split="probe", vocabulary=train.vocabulary, **WORLD)
     model, _ = train_lm(train.token_ids, len(train.vocabulary), size="tiny", context_length=CONTEXT,
-                        batch_size=16, epochs=2, learning_rate=1e-2, seed=0)
+                        training=LMTraining(batch_size=16, epochs=2, learning_rate=1e-2, seed=0))
     n_windows = probe.n_tokens // CONTEXT
     windows = probe.token_ids[: n_windows * CONTEXT].reshape(n_windows, CONTEXT).astype(np.int64)
     slots = probe.slot_of_token[: n_windows * CONTEXT].reshape(n_windows, CONTEXT)

@@ -25,6 +25,7 @@ from neuroneval.cosy.embedded_diffusion import (
     train_embedded_diffusion,
 )
 from neuroneval.models.clip import load_clip, save_clip, train_clip
+from neuroneval.models.training import TrainingOptions
 from neuroneval.worlds import build_vision_world, load_vision_world, save_vision_world
 
 TINY_CLIP = {"embed_dim": 16, "vision": {"image_size": 32, "layers": 1, "width": 16, "patch_size": 16, "head_width": 8},
@@ -48,8 +49,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("embedded_diffusion")
     world = build_vision_world(48, seed=0, split="train", n_classes=16)
     save_vision_world(world, root / "world")
-    model, tokenizer, report = train_clip(world.images, world.captions, TINY_CLIP, epochs=1, batch_size=16,
-                                          learning_rate=1e-3, weight_decay=0.0, seed=0)
+    model, tokenizer, report = train_clip(world.images, world.captions, TINY_CLIP,
+                                          TrainingOptions(epochs=1, batch_size=16, learning_rate=1e-3, seed=0))
     save_clip(model, tokenizer, root / "clip.pt", config=TINY_CLIP, report=report)
     train_report = train_embedded_diffusion(root / "world", root / "clip.pt", root / "checkpoint", TINY_UNET)
     return {"root": root, "world": root / "world", "clip": root / "clip.pt", "checkpoint": root / "checkpoint",

@@ -17,6 +17,7 @@ from neuroneval.cosy.evaluation import (
     table2,
 )
 from neuroneval.cosy.prompts import fill_template
+from neuroneval.metrics import WpmiOptions
 
 CLASSES = ["class:red_solid_circle", "class:blue_striped_square", "class:green_dotted_star", "class:pink_solid_ring"]
 KNOBS = {"n_images": 4, "template": "closeup",
@@ -117,7 +118,7 @@ def test_score_table_names_unknown_units_and_prompts() -> None:
 def test_generative_concepts_miss_labels() -> None:
     table, shared = _fake_run()
     long = generative_table(table, template="closeup", metrics=["recall", "precision", "inverse_auc", "mad"],
-                            params={"alpha": 0.06, "lam": 1.0}, **shared)
+                            options=WpmiOptions(alpha=0.06, lam=1.0), **shared)
     summary = generative_summary(long, tolerance=0.05).set_index("metric")
     # the generative c_t misses the 25 natural positives of each class: 25 / (25 + 4); the top 6 % (31 inputs)
     # hold all 29 positives, so precision stays 1 while recall falls from 29/31 to 4/31

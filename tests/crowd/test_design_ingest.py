@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import re
 
 import numpy as np
@@ -22,6 +24,9 @@ from neuroneval.crowd import (
     simulate_ratings,
     write_study,
 )
+from neuroneval.crowd.design import DesignOptions
+from neuroneval.crowd.ingest import EstimationOptions
+from neuroneval.options import OptionsError
 from tests.crowd.synthetic import planted_world
 
 N_INPUTS = 3000
@@ -118,7 +123,7 @@ def test_round_trip_noiseless_matches_direct_estimate(world, tables, tmp_path):
     write_study(design, tmp_path)
     ratings = ratings_frame(world, design, n_raters=2, rater_error=0.0, seed=0)
     ratings.to_csv(tmp_path / "ratings.csv", index=False)
-    estimates = ingest_study(tmp_path, tmp_path / "ratings.csv", method="majority", n_boot=200)
+    estimates = ingest_study(tmp_path, tmp_path / "ratings.csv", EstimationOptions(method="majority", n_boot=200))
     stored = read_design(tmp_path)
     labels = true_labels(world, stored)
     for row in estimates.itertuples():
@@ -220,11 +225,28 @@ def test_file_level_design_and_ingest(world, tables, tmp_path):
         study,
         pseudo_labels_path=tmp_path / "pseudo.parquet",
         media_path=tmp_path / "media.csv",
-        n_draws=30,
+        options=DesignOptions(n_draws=30),
     )
     assert {p.name for p in written} >= {"pairs.csv", "samples.csv", "tasks.csv", "design.json", "batch_000.html"}
     assert "snippet" in (study / "batch_000.html").read_text()
     design = read_design(study)
     ratings_frame(world, design, n_raters=1, rater_error=0.0, seed=0).to_csv(tmp_path / "r.csv", index=False)
-    estimates = ingest_study(study, [tmp_path / "r.csv"], method="bayes_uniform", interval="posterior", n_boot=50)
+    estimates = ingest_study(study, [tmp_path / "r.csv"],
+                             EstimationOptions(method="bayes_uniform", interval="posterior", n_boot=50))
     assert len(estimates) == len(pairs)
+
+
+@pytest.mark.parametrize(("options_class", "function"), [(DesignOptions, design_study),
+                                                         (EstimationOptions, estimate_correlations)])
+def test_file_level_options_restate_the_library_keywords(options_class, function) -> None:
+    """The typed options of the file-level helpers have the library function's keyword names and defaults."""
+    keywords = {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "pseudo_labels"}
+    assert {field.name: field.default for field in dataclasses.fields(options_class)} == keywords
+
+
+def test_file_level_options_name_a_bad_choice() -> None:
+    with pytest.raises(OptionsError, match=r"DesignOptions\.sampling must be one of"):
+        DesignOptions(sampling="nope")
+    with pytest.raises(OptionsError, match=r"EstimationOptions\.interval must be one of"):
+        EstimationOptions(interval="nope")

@@ -22,7 +22,7 @@ from neuroneval.explain import (
     truth_explanations,
 )
 from neuroneval.explain.options import RandomOptions
-from neuroneval.metrics import get_spec, score
+from neuroneval.metrics import TopAlphaOptions, get_spec, score
 
 CONCEPTS = np.array([[0.9, 0.2, 0.5], [0.4, 1.0, 0.0], [0.0, 0.5, 1.0]])
 NAMES = ["a", "b", "c"]
@@ -70,7 +70,7 @@ def test_metric_bridge_calls_the_engine_on_the_diagonal() -> None:
     concepts = (rng.random((500, 4)) < 0.1).astype(float)
     actual = concepts + 0.1 * rng.random((500, 4))
     simulated = 3.0 * concepts - 1.0  # outside [0, 1]: rescaled to concepts exactly
-    scores = simulation_metrics(actual, simulated, alpha=0.1)
+    scores = simulation_metrics(actual, simulated, options=TopAlphaOptions(alpha=0.1))
     assert list(scores.columns) == ["unit", "simulation_correlation", *SANITY_PASSING_METRICS]
     for metric in SANITY_PASSING_METRICS:
         params = {"alpha": 0.1} if "alpha" in get_spec(metric).params else {}
@@ -91,8 +91,8 @@ def test_truth_scores_above_random_in_every_scorer() -> None:
     assert ceiling.loc[0, "explanation"] == "c0 OR c1"
     floor = random_explanations(units, names, RandomOptions(seed=3))
     frame = pd.DataFrame(activations, columns=units)
-    best = score_explanations(ceiling, frame, concepts, names, alpha=0.05)
-    worst = score_explanations(floor, frame, concepts, names, alpha=0.05)
+    best = score_explanations(ceiling, frame, concepts, names, options=TopAlphaOptions(alpha=0.05))
+    worst = score_explanations(floor, frame, concepts, names, options=TopAlphaOptions(alpha=0.05))
     for column in ["simulation_correlation", *SANITY_PASSING_METRICS]:
         assert best[column].mean() > worst[column].mean() + 0.3, column
 

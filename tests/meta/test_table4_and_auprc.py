@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import rankdata
 
 from neuroneval.meta import build_table4, evaluate_metric, meta_auprc, split_units, truth_mask
-from neuroneval.metrics import get_spec, score
+from neuroneval.metrics import MetricOptions, get_spec, score
 
 
 def brute_force_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -122,7 +122,7 @@ def test_evaluate_metric_takes_combinations_and_picks_the_best_validation_alpha(
     truth = np.eye(6, dtype=bool)
     metric, grid = "hmean:auc+inverse_auc", [0.02, 0.1, 0.3]
     result = evaluate_metric(metric, activations, concepts, truth, val_units=np.array([0, 1]),
-                             test_units=np.arange(2, 6), alpha_grid=grid, lam_grid=[0.0], fixed_params={})
+                             test_units=np.arange(2, 6), alpha_grid=grid, lam_grid=[0.0])
     by_alpha = {alpha: score(metric, activations, concepts, alpha=alpha) for alpha in grid}
     val = {alpha: meta_auprc(scores[:2], truth[:2]) for alpha, scores in by_alpha.items()}
     best = max(grid, key=lambda alpha: (val[alpha], -grid.index(alpha)))
@@ -140,7 +140,8 @@ def test_evaluate_metric_matches_scoring_every_grid_point(metric: str) -> None:
     alphas, lams = [0.01, 0.05, 0.2], [0.0, 0.3, 1.0]
     val_units, test_units = np.array([1, 4]), np.array([0, 2, 3, 5, 6])
     result = evaluate_metric(metric, activations, concepts, truth, val_units=val_units, test_units=test_units,
-                             alpha_grid=alphas, lam_grid=lams, fixed_params={"seed": 3})
+                             alpha_grid=alphas, lam_grid=lams,
+                             options=MetricOptions(seed=3))
     spec_params = get_spec(metric).params
     points = [{}]
     if "alpha" in spec_params:

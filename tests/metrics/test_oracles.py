@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 from sklearn import metrics as skm
 
-from neuroneval.metrics import METRICS, reference, score, score_pairs
+from neuroneval.metrics import METRICS, score, score_pairs
+from neuroneval.metrics.metric_options import engine_params
 from neuroneval.metrics.topandrandom import sample_indices
 from tests.metrics.conftest import make_activations, make_concepts, metric_params, quiet_score
 
@@ -74,7 +75,7 @@ def test_engine_matches_per_pair_reference(metric: str, tricky_data) -> None:
     activations, concepts = tricky_data
     params = metric_params(metric, ALPHA)
     scores = quiet_score(score, metric, activations, concepts, **params)
-    expected = np.array([[reference.PER_PAIR[metric](activations[:, k], concepts[:, t], **params)
+    expected = np.array([[METRICS[metric].reference(activations[:, k], concepts[:, t], **params)
                           for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
     np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-12)
 
@@ -88,7 +89,7 @@ def test_engine_matches_sklearn(metric: str, tricky_data) -> None:
         for t in range(concepts.shape[1]):
             expected = sklearn_oracle(metric, activations[:, k], concepts[:, t], ALPHA)
             if expected is None:  # sklearn undefined: the documented convention, as the reference spells it out
-                documented = reference.PER_PAIR[metric](activations[:, k], concepts[:, t],
+                documented = METRICS[metric].reference(activations[:, k], concepts[:, t],
                                                         **metric_params(metric, ALPHA))
                 assert scores[k, t] == pytest.approx(documented, abs=1e-12), (k, t)
             else:
@@ -138,7 +139,7 @@ def test_top_and_random_equals_the_metric_on_its_sample(metric: str, ties: str, 
     scores = quiet_score(score, metric, activations, concepts, ties=ties, seed=5)
     from neuroneval.metrics import engine
 
-    ctx = engine.Context(None, engine.resolve_params(METRICS[metric], {"ties": ties, "seed": 5})[0], None,
+    ctx = engine.Context(None, engine_params(METRICS[metric].options(ties=ties, seed=5))[0], None,
                          activations, concepts, np.arange(activations.shape[1]))
     index, valid = sample_indices(activations, ctx.unit_rows, ctx)
     for k in range(activations.shape[1]):
@@ -156,6 +157,8 @@ def test_top_and_random_equals_the_metric_on_its_sample(metric: str, ties: str, 
                 continue
             oracle = stats.pearsonr if metric == "correlation_tr" else stats.spearmanr
             assert scores[k, t] == pytest.approx(oracle(a, c).statistic, abs=1e-12), (k, t)
+            given_sample = METRICS[metric].reference(activations[:, k], concepts[:, t], sample)
+            assert scores[k, t] == pytest.approx(given_sample, abs=1e-12), (k, t)
 
 
 def test_top_and_random_sample_has_the_documented_shape() -> None:
@@ -165,7 +168,7 @@ def test_top_and_random_sample_has_the_documented_shape() -> None:
     concepts = rng.random((n, 1))
     from neuroneval.metrics import engine
 
-    ctx = engine.Context(None, engine.resolve_params(METRICS["correlation_tr"], {"seed": 9})[0], None,
+    ctx = engine.Context(None, engine_params(METRICS["correlation_tr"].options(seed=9))[0], None,
                          activations, concepts, np.arange(4))
     index, valid = sample_indices(activations, ctx.unit_rows, ctx)
     assert index.shape == (4, 50) and valid.all()

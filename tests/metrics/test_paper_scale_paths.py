@@ -17,6 +17,7 @@ from sklearn import metrics as skm
 
 from neuroneval.metrics import METRICS, score, score_pairs
 from neuroneval.metrics import engine as engine_module
+from neuroneval.metrics.metric_options import engine_params
 from neuroneval.metrics.topandrandom import _smallest_keys, _top_pool, sample_indices
 from tests.metrics.conftest import make_activations, quiet_score
 
@@ -44,7 +45,7 @@ def label_data() -> tuple[np.ndarray, np.ndarray]:
 def test_top_and_random_on_labels_equals_scipy_on_the_sample(metric: str, label_data) -> None:
     activations, concepts = label_data
     scores = quiet_score(score, metric, activations, concepts, seed=3)
-    ctx = engine_module.Context(None, engine_module.resolve_params(METRICS[metric], {"seed": 3})[0], None,
+    ctx = engine_module.Context(None, engine_params(METRICS[metric].options(seed=3))[0], None,
                                 activations, concepts, np.arange(activations.shape[1]))
     index, valid = sample_indices(activations, ctx.unit_rows, ctx)
     assert valid.all()

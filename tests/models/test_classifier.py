@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from neuroneval.models.classifier import load_checkpoint, predict_classes, save_checkpoint, train_classifier
+from neuroneval.models.classifier import (
+    ClassifierTraining,
+    load_checkpoint,
+    predict_classes,
+    save_checkpoint,
+    train_classifier,
+)
 from neuroneval.models.cnn import images_to_tensor
 
 
@@ -19,6 +25,8 @@ def colour_task(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(images, 0, 255).astype(np.uint8), targets
 
 
+#: One quick epoch, for the argument checks.
+QUICK = ClassifierTraining(epochs=1, batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)
 CONFIGS = {"tiny_cnn": {"n_classes": 3, "width": 4, "image_size": 16},
            "tiny_cbm": {"n_classes": 3, "n_concepts": 3, "width": 4, "image_size": 16},
            "tiny_vit": {"n_classes": 3, "img_size": 16, "patch_size": 8, "embed_dim": 16, "depth": 1, "num_heads": 2}}
@@ -28,8 +36,8 @@ def train(seed: int = 0, architecture: str = "tiny_cnn"):
     images, targets = colour_task(300)
     concepts = np.eye(3)[targets] if architecture == "tiny_cbm" else None  # one concept per colour
     epochs = 8 if architecture == "tiny_cbm" else 3  # the sigmoid bottleneck learns more slowly
-    return train_classifier(architecture, CONFIGS[architecture], images, targets, epochs=epochs, batch_size=32,
-                            learning_rate=0.01, holdout_fraction=0.2, seed=seed, concept_targets=concepts)
+    training = ClassifierTraining(epochs=epochs, batch_size=32, learning_rate=0.01, holdout_fraction=0.2, seed=seed)
+    return train_classifier(architecture, CONFIGS[architecture], images, targets, training, concept_targets=concepts)
 
 
 @pytest.mark.parametrize("architecture", sorted(CONFIGS))
@@ -64,11 +72,8 @@ def test_image_validation() -> None:
     with pytest.raises(ValueError, match=r"\(N, H, W, 3\) uint8"):
         images_to_tensor(np.zeros((2, 8, 8), dtype=np.uint8))
     with pytest.raises(ValueError, match="differ in length"):
-        train_classifier("tiny_cnn", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(3, int), epochs=1,
-                         batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)
+        train_classifier("tiny_cnn", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(3, int), QUICK)
     with pytest.raises(ValueError, match="needs concept_targets of shape"):
-        train_classifier("tiny_cbm", CONFIGS["tiny_cbm"], *colour_task(10), epochs=1, batch_size=2, learning_rate=0.1,
-                         holdout_fraction=0.5, seed=0)
+        train_classifier("tiny_cbm", CONFIGS["tiny_cbm"], *colour_task(10), QUICK)
     with pytest.raises(ValueError, match="unknown architecture 'resnet'"):
-        train_classifier("resnet", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(4, int), epochs=1,
-                         batch_size=2, learning_rate=0.1, holdout_fraction=0.5, seed=0)
+        train_classifier("resnet", {"n_classes": 2}, np.zeros((4, 8, 8, 3), np.uint8), np.zeros(4, int), QUICK)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from neuroneval.models.clip import CaptionTokenizer, embed_images, embed_texts, load_clip, save_clip, train_clip
+from neuroneval.models.training import TrainingOptions
 
 CONFIG = {"embed_dim": 16, "logit_bias": -10.0,
           "vision": {"image_size": 16, "layers": 1, "width": 16, "patch_size": 8, "head_width": 8},
@@ -31,8 +32,8 @@ def test_tokenizer_ends_every_text_with_the_largest_id() -> None:
 
 def test_training_matches_images_to_their_captions(tmp_path: Path) -> None:
     images, captions = colour_pairs(256)
-    model, tokenizer, report = train_clip(images, captions, CONFIG, epochs=8, batch_size=64, learning_rate=0.01,
-                                          weight_decay=0.0, seed=0)
+    model, tokenizer, report = train_clip(images, captions, CONFIG, TrainingOptions(epochs=8, batch_size=64,
+                                                                                  learning_rate=0.01, seed=0))
     test_images, test_captions = colour_pairs(60, seed=1)
     prompts = [f"a {name} square" for name in sorted(COLOURS)]
     similarity = embed_images(model, test_images) @ embed_texts(model, tokenizer, prompts).T

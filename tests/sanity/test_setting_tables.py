@@ -7,14 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from neuroneval.metrics import options_for
 from neuroneval.sanity import decrease_accuracy, experimental_draw_deltas, experimental_test
 from neuroneval.sanity.ablations import ABLATION_COLUMNS, ablation_table
-from neuroneval.sanity.experimental_table import experimental_table, tie_modes
+from neuroneval.sanity.experimental_table import experimental_table
+from neuroneval.sanity.options import SanityOptions
 from neuroneval.sanity.units import SanityUnits, chosen_params
 
-SANITY = {"ties": "average", "tie_metrics": ["auc"], "seed": 3, "epsilon": 0.001, "experimental": {"draws": 2},
-          "ablations": {"keep": [0.33, 0.75], "multiplier": [1.5], "draws": [1, 3], "epsilons": [0.0, 0.01],
-                        "subclass_rule": "largest"}}
+SANITY = SanityOptions.from_params({
+    "ties": "average", "tie_metrics": ["auc"], "seed": 3, "epsilon": 0.001, "experimental": {"draws": 2},
+    "ablations": {"keep": [0.33, 0.75], "multiplier": [1.5], "draws": [1, 3], "epsilons": [0.0, 0.01],
+                  "subclass_rule": "largest"}})
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +44,12 @@ def test_chosen_params_and_test_pairs(units: SanityUnits) -> None:
 
 def test_experimental_table_is_the_per_metric_test_in_every_tie_mode(units: SanityUnits) -> None:
     table = experimental_table(units, ["iou", "auc"], HYPERPARAMETERS, SANITY, setting="s", feature_cache_gib=0)
-    assert tie_modes("auc", SANITY) == ["average", "reference"] and tie_modes("iou", SANITY) == ["average"]
+    assert SANITY.tie_modes("auc") == ["average", "reference"] and SANITY.tie_modes("iou") == ["average"]
     assert list(zip(table["metric"], table["ties"], strict=True))[::2] == [("iou", "average"), ("auc", "average"),
                                                                           ("auc", "reference")]
     assert table.columns[0] == "setting" and set(table["setting"]) == {"s"}
     direct = experimental_test("auc", units.activations, units.concepts, units.test_pairs, draws=2, epsilon=0.001,
-                               seed=3, ties="reference")
+                               seed=3, options=options_for("auc", ties="reference"))
     ours = table[(table["metric"] == "auc") & (table["ties"] == "reference")]
     np.testing.assert_allclose(ours["decrease_acc"], direct["decrease_acc"])
     assert (table.loc[table["metric"] == "iou", "alpha"] == 0.1).all()

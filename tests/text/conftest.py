@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from neuroneval.models.lm import save_lm, train_lm
+from neuroneval.models.lm import LMTraining, save_lm, train_lm
 from neuroneval.worlds.text import TextWorld, build_text_world
 
 
@@ -40,7 +40,8 @@ def tiny_lm(train_world: TextWorld, tmp_path_factory: pytest.TempPathFactory):
     """A 1-layer, 16-dim model trained for two short epochs, and the directory it was saved to."""
     with one_thread():
         model, report = train_lm(train_world.token_ids, len(train_world.vocabulary), size="tiny",
-                                 context_length=CONTEXT, batch_size=16, epochs=2, learning_rate=1e-2, seed=0)
+                                 context_length=CONTEXT,
+                                 training=LMTraining(batch_size=16, epochs=2, learning_rate=1e-2, seed=0))
     directory = Path(tmp_path_factory.mktemp("tiny_lm")) / "model"
     save_lm(model, directory, vocabulary=train_world.vocabulary, report=report)
     return model, report, directory

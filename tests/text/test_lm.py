@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from transformers import AutoTokenizer
 
 from neuroneval.models.lm import (
+    LMTraining,
     build_lm,
     evaluation_windows,
     load_lm,
@@ -41,7 +42,7 @@ def test_training_lowers_the_held_out_loss(tiny_lm, train_world: TextWorld, prob
 
 def test_training_is_deterministic(train_world: TextWorld) -> None:
     tokens = train_world.token_ids[:3000]
-    kwargs = {"size": "tiny", "context_length": CONTEXT, "batch_size": 16, "epochs": 1, "seed": 5}
+    kwargs = {"size": "tiny", "context_length": CONTEXT, "training": LMTraining(batch_size=16, epochs=1, seed=5)}
     first, _ = train_lm(tokens, len(train_world.vocabulary), **kwargs)
     second, _ = train_lm(tokens, len(train_world.vocabulary), **kwargs)
     for (name, a), (_, b) in zip(first.state_dict().items(), second.state_dict().items(), strict=True):

@@ -18,6 +18,7 @@ from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
 from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
+from neuroneval.metrics import METRICS
 from neuroneval.metrics.validation import TIES
 from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS
 from neuroneval.sanity.perturb import SUBCLASS_RULES
@@ -58,6 +59,19 @@ def _node(schema: dict, path: str) -> dict:
 def test_schema_enum_is_the_library_choice(path: str) -> None:
     schema = yaml.safe_load(SCHEMA.read_text())
     assert list(_node(schema, path)["enum"]) == list(ENUMS[path]), path
+
+
+def test_schema_metric_enum_is_the_registry() -> None:
+    """The schema's ``$defs/metric`` lists exactly the registered metrics, in registry order, and every metric list
+    of params.yaml refers to it (a registered metric or an ``hmean:`` combination of them)."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    assert list(schema["$defs"]["metric"]["enum"]) == list(METRICS)
+    choices = schema["$defs"]["metric_or_combination"]["anyOf"]
+    assert {"$ref": "#/$defs/metric"} in choices
+    item = {"$ref": "#/$defs/metric_or_combination"}
+    for path in ("meta/metrics", "sanity/metrics", "sanity/tie_metrics", "cosy/generative/metrics"):
+        assert _node(schema, path)["items"] == item, path
+    assert _node(schema, "viewer/metrics")["oneOf"][1]["items"] == item
 
 
 def test_explain_methods_are_the_workflow_methods() -> None:

@@ -24,6 +24,7 @@ import pandas as pd
 from neuroneval.cosy.prompts import fill_template
 from neuroneval.cosy.scoring import cosy_scores
 from neuroneval.cosy.synthesis import plan_images
+from neuroneval.metrics import MetricOptions
 
 EXPLANATION_COLUMNS = ["setting", "unit", "method", "concept", "explanation"]
 CONTROLS = ("with_target", "without_target")
@@ -282,7 +283,7 @@ def seed_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], unit_nam
 
 def generative_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], control: np.ndarray,
                      target_labels: Mapping[str, np.ndarray], synthetic: np.ndarray, manifest: pd.DataFrame,
-                     template: str, metrics: Sequence[str], params: Mapping[str, Any],
+                     template: str, metrics: Sequence[str], options: MetricOptions,
                      generator: str) -> pd.DataFrame:
     """The generative concept source of paper 000 (Table 1, App. B.1) scored by the metric engine.
 
@@ -294,8 +295,9 @@ def generative_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], c
       natural positive is a missing label);
     - ``natural``: the labels on the probing set alone (synthetic images left out).
 
-    Returns one row per (setting, metric, concept source): mean and std over units, and the fraction of
-    positives the generative vector misses.
+    ``options`` (α, λ, …) are shared by the metrics, each taking the fields it has
+    (:meth:`~neuroneval.metrics.MetricSpec.options_from`). Returns one row per (setting, metric, concept source):
+    mean and std over units, and the fraction of positives the generative vector misses.
     """
     from neuroneval.metrics import get_spec, score_pairs
 
@@ -324,8 +326,7 @@ def generative_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], c
     for metric in metrics:
         for source, activations, concepts in (("complete", appended, complete), ("generative", appended, generative),
                                               ("natural", control, natural)):
-            accepted = {key: value for key, value in params.items() if key in get_spec(metric).params}
-            values = score_pairs(metric, activations, concepts, pairs, **accepted)
+            values = score_pairs(metric, activations, concepts, pairs, options=get_spec(metric).options_from(options))
             rows.append({"setting": true["setting"].iloc[0], "generator": generator, "metric": metric,
                          "concept_source": source, "mean": float(np.nanmean(values)),
                          "std": float(np.nanstd(values, ddof=1)) if n_units > 1 else 0.0, "n_units": n_units,

@@ -27,6 +27,7 @@ import pandas as pd
 
 from neuroneval import io
 from neuroneval.concepts.threshold import concept_positive
+from neuroneval.metrics import WpmiOptions
 
 #: The per-generator tables :func:`evaluate_generator` returns (and the workflow merges across generators).
 GENERATOR_TABLES = ("scores", "natural", "templates", "seeds", "generative", "samples")
@@ -99,7 +100,7 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
         if name in generative["settings"]:
             tables["generative"].append(generative_table(
                 subset, template=template, metrics=generative["metrics"],
-                params={"alpha": float(generative["alpha"]), "lam": float(generative["lam"])}, **shared))
+                options=WpmiOptions(alpha=float(generative["alpha"]), lam=float(generative["lam"])), **shared))
         if not templates_done and paths["kind"] == "world":
             tables["templates"].append(template_table(
                 subset, knobs=knobs, manifest=manifest, synthetic_embeddings=embeddings,

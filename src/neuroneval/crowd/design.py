@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.crowd.estimator import importance_weights
-from neuroneval.crowd.sampling import DEFAULT_EPSILON, draw_indices, sampling_distribution
+from neuroneval.crowd.sampling import DEFAULT_EPSILON, SAMPLING_METHODS, draw_indices, sampling_distribution
+from neuroneval.options import Options, check_choice
 
 #: Inputs shown per task (Sec. 5.2: 15 inputs per task, $0.06 per task).
 INPUTS_PER_TASK = 15
@@ -53,6 +54,22 @@ class StudyDesign:
 
 def _pair_seed(seed: int, unit: str, explanation: str) -> list[int]:
     return [seed, zlib.crc32(unit.encode()), zlib.crc32(explanation.encode())]
+
+
+@dataclass(frozen=True)
+class DesignOptions(Options):
+    """How :func:`design_study` draws and lays out a study: its keyword parameters (same names and defaults; the
+    designer checks the values and names a bad one, these options check the sampling choice)."""
+
+    n_draws: int = DEFAULT_DRAWS
+    sampling: str = "pseudo"
+    epsilon: float = DEFAULT_EPSILON
+    inputs_per_task: int = INPUTS_PER_TASK
+    tasks_per_batch: int = TASKS_PER_BATCH
+    seed: int = 0
+
+    def validate(self) -> None:
+        check_choice(self, "sampling", SAMPLING_METHODS)
 
 
 def design_study(

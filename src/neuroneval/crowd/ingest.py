@@ -19,6 +19,7 @@ estimator of Eq. 5–6. The uncertainty interval is a percentile interval over r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.crowd.aggregation import (
+    AGGREGATION_METHODS,
     DEFAULT_PRIOR_CLIP,
     DEFAULT_RATER_ERROR,
     DEFAULT_UNIFORM_PRIOR,
@@ -36,6 +38,7 @@ from neuroneval.crowd.aggregation import (
 )
 from neuroneval.crowd.design import StudyDesign
 from neuroneval.crowd.estimator import is_correlation
+from neuroneval.options import Options, check_choice
 
 RATING_COLUMNS = ("task", "input", "rater", "label")
 INTERVALS = ("bootstrap", "posterior", "both")
@@ -289,17 +292,42 @@ def estimate_correlations(
     return design.pairs.merge(estimates, on="pair", how="inner")
 
 
+@dataclasses.dataclass(frozen=True)
+class EstimationOptions(Options):
+    """How :func:`ingest_study` estimates each pair's correlation: the keyword parameters of
+    :func:`estimate_correlations` (same names and defaults; the estimator checks their values and names a bad
+    one, these options check the choices)."""
+
+    method: str = "bayes_pseudo"
+    rater_error: float = DEFAULT_RATER_ERROR
+    uniform_prior: float = DEFAULT_UNIFORM_PRIOR
+    prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP
+    interval: str = "bootstrap"
+    n_boot: int = 2000
+    ci_level: float = 0.95
+    ddof: int = 1
+    allow_missing: bool = False
+    seed: int = 0
+
+    def validate(self) -> None:
+        check_choice(self, "method", AGGREGATION_METHODS)
+        check_choice(self, "interval", INTERVALS)
+
+
 def ingest_study(
     design_directory: str | Path,
     ratings_paths: str | Path | Sequence[str | Path],
-    **options: object,
+    options: EstimationOptions | None = None,
 ) -> pd.DataFrame:
-    """Read a study directory and its ratings files and return :func:`estimate_correlations`' table.
-
-    ``options`` are passed to :func:`estimate_correlations` (method, rater_error, interval, …).
-    """
+    """Read a study directory and its ratings files and return :func:`estimate_correlations`' table, estimated as
+    ``options`` say (default: the estimator's defaults)."""
     from neuroneval.crowd.study_folder import read_design
 
+    options = EstimationOptions() if options is None else options
     design = read_design(design_directory)
     ratings = read_ratings(ratings_paths, design)
-    return estimate_correlations(design, ratings, **options)
+    return estimate_correlations(
+        design, ratings, method=options.method, rater_error=options.rater_error,
+        uniform_prior=options.uniform_prior, prior_clip=options.prior_clip, interval=options.interval,
+        n_boot=options.n_boot, ci_level=options.ci_level, ddof=options.ddof, allow_missing=options.allow_missing,
+        seed=options.seed)

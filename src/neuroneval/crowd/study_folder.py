@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neuroneval.crowd.design import SAMPLE_COLUMNS, StudyDesign, design_study
+from neuroneval.crowd.design import SAMPLE_COLUMNS, DesignOptions, StudyDesign, design_study
 from neuroneval.crowd.task_pages import render_batch_html
 
 
@@ -209,7 +209,7 @@ def design_study_files(
     world_path: str | Path | None = None,
     title: str = "Concept rating",
     info: Mapping[str, object] | None = None,
-    **options: object,
+    options: DesignOptions | None = None,
 ) -> list[Path]:
     """File-level :func:`~neuroneval.crowd.design.design_study` + :func:`write_study` (``neuroneval crowd design``).
 
@@ -234,8 +234,8 @@ def design_study_files(
     info
         Extra entries for ``design.json``.
     options
-        Passed to :func:`~neuroneval.crowd.design.design_study` (n_draws, sampling, epsilon, inputs_per_task,
-        tasks_per_batch, seed).
+        How :func:`~neuroneval.crowd.design.design_study` draws and lays out the study (n_draws, sampling,
+        epsilon, inputs_per_task, tasks_per_batch, seed); default: its defaults.
 
     Returns
     -------
@@ -260,7 +260,10 @@ def design_study_files(
         unit_source=str(activations_path),
         concept_source=str(pseudo_labels_path),
     )
-    design = design_study(activations, pairs, pseudo_labels=pseudo, **options)
+    options = DesignOptions() if options is None else options
+    design = design_study(activations, pairs, pseudo_labels=pseudo, n_draws=options.n_draws,
+                          sampling=options.sampling, epsilon=options.epsilon, inputs_per_task=options.inputs_per_task,
+                          tasks_per_batch=options.tasks_per_batch, seed=options.seed)
     media = None
     if media_path is not None:
         media = read_media(media_path, activations["input_id"].to_numpy())

@@ -35,8 +35,7 @@ from neuroneval.explain.explanation import (
     parse_frame,
 )
 from neuroneval.fidelity.paper import TABLE3
-from neuroneval.metrics import get_spec, score_pairs
-from neuroneval.metrics.registry import COMMON_PARAMS
+from neuroneval.metrics import MetricOptions, get_spec, score_pairs
 
 #: Metrics that pass both sanity tests in paper 000 (Table 3's pass mark): F1, IoU, correlation, cosine, AUPRC.
 SANITY_PASSING_METRICS: tuple[str, ...] = tuple(metric for metric, row in TABLE3.items() if row[-1])
@@ -167,12 +166,15 @@ def to_unit_interval(simulated: np.ndarray) -> np.ndarray:
 
 
 def simulation_metrics(activations: Any, simulated: Any, *, metrics: Sequence[str] = SANITY_PASSING_METRICS,
-                       unit_names: Sequence[str] | None = None, **params: Any) -> pd.DataFrame:
+                       unit_names: Sequence[str] | None = None,
+                       options: MetricOptions | None = None) -> pd.DataFrame:
     """Score each unit's simulation with the metric engine: one row per unit, one column per metric.
 
     Column k of ``simulated`` plays the concept of unit k (:func:`to_unit_interval` first), and the engine's
-    :func:`neuroneval.metrics.score_pairs` scores the pairs (k, k) with its own definitions (``params`` such as
-    ``alpha`` go to the metrics that take them). Also reports ``simulation_correlation``, paper 001's score.
+    :func:`neuroneval.metrics.score_pairs` scores the pairs (k, k) with its own definitions. ``options`` are shared
+    by the metrics, each taking the fields it has (:meth:`~neuroneval.metrics.MetricSpec.options_from`: ``alpha``
+    goes to those that binarize; default: every metric's defaults). Also reports ``simulation_correlation``, paper
+    001's score.
     """
     actual, names = as_activations(activations, unit_names)
     predicted, _ = as_activations(simulated)
@@ -181,10 +183,9 @@ def simulation_metrics(activations: Any, simulated: Any, *, metrics: Sequence[st
     concepts = to_unit_interval(predicted)
     pairs = np.repeat(np.arange(actual.shape[1])[:, None], 2, axis=1)
     frame = pd.DataFrame({"unit": names, "simulation_correlation": simulation_correlation(actual, predicted)})
+    shared = MetricOptions() if options is None else options
     for metric in metrics:
-        accepted = set(get_spec(metric).params) | set(COMMON_PARAMS)
-        frame[metric] = score_pairs(metric, actual, concepts, pairs,
-                                    **{key: value for key, value in params.items() if key in accepted})
+        frame[metric] = score_pairs(metric, actual, concepts, pairs, options=get_spec(metric).options_from(shared))
     return frame
 
 
@@ -199,11 +200,12 @@ class ConceptSimulator:
 
 def score_explanations(explanations: pd.DataFrame, activations: Any, concepts: Any,
                        concept_names: Sequence[str] | None = None, *, metrics: Sequence[str] = SANITY_PASSING_METRICS,
-                       source: str = "<explanations>", **params: Any) -> pd.DataFrame:
+                       source: str = "<explanations>", options: MetricOptions | None = None) -> pd.DataFrame:
     """Simulate an explanations table on (held-out) inputs and score it: one row per explained unit.
 
     ``activations`` is a DataFrame (columns = unit names) or an array whose columns follow the table's rows.
-    Returns ``unit, kind, length, simulation_correlation`` and one column per metric.
+    Returns ``unit, kind, length, simulation_correlation`` and one column per metric (scored with ``options``, as in
+    :func:`simulation_metrics`).
     """
     if isinstance(activations, pd.DataFrame):
         frame = activations.drop(columns=["input_id"], errors="ignore")
@@ -220,7 +222,8 @@ def score_explanations(explanations: pd.DataFrame, activations: Any, concepts: A
     simulated = simulate_table(explanations, concepts, concept_names, source=source)
     if simulated.shape[0] != actual.shape[0]:
         raise ValueError(f"{source}: activations have {actual.shape[0]} inputs but concepts {simulated.shape[0]}")
-    scores = simulation_metrics(actual, simulated, metrics=metrics, unit_names=list(explanations["unit"]), **params)
+    scores = simulation_metrics(actual, simulated, metrics=metrics, unit_names=list(explanations["unit"]),
+                                options=options)
     scores.insert(1, "kind", list(explanations["kind"]))
     scores.insert(2, "length", list(explanations["length"]))
     return scores

@@ -18,10 +18,13 @@ import io as _io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from neuroneval.metrics import MetricOptions
 
 #: ``render(row, activation)``: how an input row is shown, a thumbnail (``kind="image"``: base64 PNG), tokens
 #: (``kind="tokens"``) or its id.
@@ -76,9 +79,10 @@ def top_inputs(activations: np.ndarray, k: int) -> np.ndarray:
 
 
 def unit_scores(activations: np.ndarray, concepts: np.ndarray, pairs: Sequence[tuple[int, int]],
-                metrics: Sequence[str], **params: Any) -> dict[str, np.ndarray]:
-    """``{metric: score of each (unit column, concept column) pair}`` with the library's metrics."""
-    from neuroneval.metrics import FeatureCache, score_pairs
+                metrics: Sequence[str], options: MetricOptions | None = None) -> dict[str, np.ndarray]:
+    """``{metric: score of each (unit column, concept column) pair}`` with the library's metrics; ``options`` are
+    shared, each metric taking the fields it has (default: every metric's defaults)."""
+    from neuroneval.metrics import FeatureCache, MetricOptions, get_spec, score_pairs
 
     if not len(pairs):
         return {metric: np.zeros(0) for metric in metrics}
@@ -88,7 +92,9 @@ def unit_scores(activations: np.ndarray, concepts: np.ndarray, pairs: Sequence[t
     selected = np.ascontiguousarray(np.asarray(activations)[:, units])
     listed = np.column_stack([positions.reshape(-1), array[:, 1]])
     cache = FeatureCache()
-    return {metric: np.asarray(score_pairs(metric, selected, concepts, listed, cache=cache, **params), dtype=float)
+    shared = MetricOptions() if options is None else options
+    return {metric: np.asarray(score_pairs(metric, selected, concepts, listed, cache=cache,
+                                           options=get_spec(metric).options_from(shared)), dtype=float)
             for metric in metrics}
 
 
@@ -113,7 +119,7 @@ def assemble_cards(activations: np.ndarray, unit_names: Sequence[str], concepts:
                    concept_names: Sequence[str], truth: pd.DataFrame, *, render: Renderer, metrics: Sequence[str],
                    top_k: int, max_units: int | None = None,
                    explanations: Mapping[str, pd.DataFrame] | None = None,
-                   metric_params: Mapping[str, Any] | None = None) -> list[Card]:
+                   options: MetricOptions | None = None) -> list[Card]:
     """One :class:`Card` per unit of ``truth`` that the setting has (truth order, at most ``max_units``).
 
     ``activations`` is (inputs × units) with columns ``unit_names``; ``concepts`` (inputs × concepts) with columns
@@ -132,7 +138,7 @@ def assemble_cards(activations: np.ndarray, unit_names: Sequence[str], concepts:
         if first is not None:
             pairs.append((column[unit], concept_column[first]))
             scored.append(unit)
-    values = unit_scores(activations, concepts, pairs, metrics, **dict(metric_params or {}))
+    values = unit_scores(activations, concepts, pairs, metrics, options=options)
     scores = {unit: {metric: float(values[metric][index]) for metric in metrics}
               for index, unit in enumerate(scored)}
     texts = explanations_by_unit(explanations or {})

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroneval.meta.auprc import bootstrap_meta_auprc, meta_auprc, own_concept_first
-from neuroneval.metrics import FeatureCache, get_spec, score_grid, score_units
+from neuroneval.metrics import FeatureCache, MetricOptions, get_spec, score_grid, score_units
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int, min_val_units: int = 1) -> tuple[np.ndarray,
@@ -87,7 +87,7 @@ def evaluate_metric(
     test_units: np.ndarray,
     alpha_grid: Sequence[float],
     lam_grid: Sequence[float],
-    fixed_params: Mapping[str, object],
+    options: MetricOptions | None = None,
     cache: FeatureCache | None = None,
     n_boot: int = 0,
     ci_level: float = 0.95,
@@ -98,13 +98,16 @@ def evaluate_metric(
 
     Ties in the validation score go to the first grid point (grids are listed in ascending order). WPMI is
     linear in λ, so the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
-    ``fixed_params`` (``ties``, ``seed``, ...) are passed to every evaluation; ``cache`` shares the units'
-    prepared features with the other metrics scored on the same activations. With ``n_boot > 0`` the test
-    meta-AUPRC gets a percentile bootstrap interval over test units (:func:`bootstrap_meta_auprc`, α/λ fixed).
+    ``options`` (``ties``, ``seed``, ...; shared by the metrics, each taking the fields it has,
+    :meth:`~neuroneval.metrics.MetricSpec.options_from`) hold in every evaluation, the grid setting α/λ; ``cache``
+    shares the units' prepared features with the other metrics scored on the same activations. With ``n_boot > 0``
+    the test meta-AUPRC gets a percentile bootstrap interval over test units (:func:`bootstrap_meta_auprc`, α/λ
+    fixed).
     ``progress`` shows the engine's bar for scoring calls that run longer than 2 s.
     """
     spec = get_spec(metric)
     higher = spec.higher_is_better
+    fixed = spec.options_from(MetricOptions() if options is None else options)
     known = truth.any(axis=1)
     val_units = val_units[known[val_units]]
     test_units = test_units[known[test_units]]
@@ -113,19 +116,19 @@ def evaluate_metric(
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
     if len(grid) == 1:  # nothing to choose: score validation and test units in one call
         units = np.concatenate([val_units, test_units])
-        scores = score_units(metric, activations, concepts, units, cache=cache, progress=progress, **fixed_params)
+        scores = score_units(metric, activations, concepts, units, cache=cache, progress=progress, options=fixed)
         val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
         best_params: Mapping[str, float] = grid[0]
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
     else:
-        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed_params, cache, progress)
+        val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed, cache, progress)
         best_val, best_params = -math.inf, {}
         for point, val_scores in zip(grid, val_grid, strict=True):
             val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
             if val > best_val:
                 best_val, best_params = val, point
-        test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed_params,
-                                      cache, progress)[0]
+        test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed, cache,
+                                      progress)[0]
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
     low, high = (bootstrap_meta_auprc(test_scores, truth[test_units], n_boot=n_boot, seed=boot_seed, level=ci_level,
                                       higher_is_better=higher) if n_boot > 0 else (float("nan"), float("nan")))
@@ -140,7 +143,7 @@ def _scores_on_grid(
     concepts: np.ndarray,
     units: np.ndarray,
     grid: Sequence[Mapping[str, float]],
-    fixed_params: Mapping[str, object],
+    options: MetricOptions,
     cache: FeatureCache | None = None,
     progress: bool = False,
 ) -> list[np.ndarray]:
@@ -150,12 +153,12 @@ def _scores_on_grid(
     (000 Eq. A.9) does not depend on α: λ = 0 is scored at every α and λ = 1 at the first α only.
     """
     if not any("lam" in point for point in grid):
-        return score_grid(metric, activations, concepts, units, grid, cache=cache, progress=progress, **fixed_params)
+        return score_grid(metric, activations, concepts, units, grid, cache=cache, progress=progress, options=options)
     alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
     at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]
     # s(0) − s(1) = log mean(c_t) involves no α, so λ = 1 is scored at one α only.
     ends = [*at_zero, {**at_zero[0], "lam": 1.0}]
-    scored = score_grid(metric, activations, concepts, units, ends, cache=cache, progress=progress, **fixed_params)
+    scored = score_grid(metric, activations, concepts, units, ends, cache=cache, progress=progress, options=options)
     slope = scored[0] - scored[-1]
     at = {tuple(sorted(point.items())): scores for point, scores in zip(at_zero, scored, strict=False)}
     out = []

@@ -14,7 +14,7 @@ import pandas as pd
 
 from neuroneval.meta.auprc import truth_mask
 from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
-from neuroneval.metrics import FeatureCache
+from neuroneval.metrics import FeatureCache, MetricOptions
 from neuroneval.metrics.validation import TIES
 from neuroneval.options import Options, check_choice, check_fraction, check_range
 from neuroneval.progress import progress_bar
@@ -86,7 +86,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
             metric, data.activations, data.concepts, mask,
             val_units=val_units, test_units=test_units,
             alpha_grid=options.alpha_grid, lam_grid=options.lam_grid,
-            fixed_params={"ties": options.ties, "seed": options.seed}, cache=cache,
+            options=MetricOptions(ties=options.ties, seed=options.seed), cache=cache,
             n_boot=options.n_boot, ci_level=options.ci_level, boot_seed=options.seed, progress=progress,
         )
         rows[metric] = {

@@ -2,11 +2,18 @@
 
 Public API (docs/design.md §3)::
 
-    score(metric, activations, concepts, *, cache=None, progress=False, **params) -> (K, C) float64
-    score_pairs(metric, activations, concepts, pairs, **params) -> (m,) float64
-    score_units(metric, activations, concepts, units, **params) -> (len(units), C) float64
-    score_grid(metric, activations, concepts, units, grid, **params) -> [(len(units), C) float64, ...]
-    METRICS: Mapping[str, MetricSpec]
+    score(metric, activations, concepts, *, options=None, cache=None, progress=False) -> (K, C) float64
+    score_pairs(metric, activations, concepts, pairs, *, options=None) -> (m,) float64
+    score_units(metric, activations, concepts, units, *, options=None) -> (len(units), C) float64
+    score_grid(metric, activations, concepts, units, grid, *, options=None) -> [(len(units), C) float64, ...]
+    METRICS: Mapping[str, MetricSpec]   one entry per metric: facts, kernel, per-pair reference, options class
+    MetricOptions and its subclasses: the typed options (``METRICS[name].options``)
+
+``options`` is the metric's frozen options object (``METRICS["iou"].options(alpha=0.01)``, or any
+:class:`MetricOptions` whose non-default fields the metric takes). As a convenience, each function also takes the
+options as keyword parameters (``score("iou", a, c, alpha=0.01)``); they become the metric's options at once
+(:meth:`MetricSpec.make_options`: an unknown name is a ``TypeError``, one the metric does not take or a value out of
+range a ``ValueError``), and are not combined with ``options=``.
     FeatureCache(max_bytes): unit features shared by calls on one activations matrix (``cache=``)
 
 ``neuroneval.metrics.reference`` holds obvious per-pair implementations of the same definitions (tests and
@@ -24,25 +31,47 @@ from neuroneval.metrics.binarize import TOP_ALPHA_RULES, TopAlphaRule
 from neuroneval.metrics.context import FeatureCache
 from neuroneval.metrics.edgecases import NeuronEvalWarning
 from neuroneval.metrics.engine import run, run_grid
+from neuroneval.metrics.metric_options import (
+    MetricOptions,
+    TopAlphaAndRandomOptions,
+    TopAlphaOptions,
+    TopAndRandomOptions,
+    WpmiAndRandomOptions,
+    WpmiOptions,
+)
 from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, MetricSpec, get_spec
 
-__all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricSpec", "NeuronEvalWarning", "TopAlphaRule",
-           "get_spec", "score", "score_grid", "score_pairs", "score_units"]
+__all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricOptions", "MetricSpec",
+           "NeuronEvalWarning", "TopAlphaAndRandomOptions", "TopAlphaOptions", "TopAlphaRule", "TopAndRandomOptions",
+           "WpmiAndRandomOptions", "WpmiOptions", "get_spec", "options_for", "score", "score_grid", "score_pairs",
+           "score_units"]
 
 
-def score(metric: str, activations: Any, concepts: Any, *, cache: FeatureCache | None = None,
-          progress: bool = False, **params: Any) -> np.ndarray:
+def options_for(metric: str, options: MetricOptions | None = None, **params: Any) -> MetricOptions:
+    """The options of ``metric`` (its :attr:`MetricSpec.options` class) from ``options`` or keyword parameters.
+
+    >>> options_for("wpmi", alpha=0.01)
+    WpmiOptions(ties='average', seed=0, device=None, chunk_size=None, memory_budget='auto', alpha=0.01, \
+top_alpha='at_least_kth', lam=1.0)
+    """
+    return get_spec(metric).make_options(options, params)
+
+
+def score(metric: str, activations: Any, concepts: Any, *, options: MetricOptions | None = None,
+          cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
     """Score every (unit, concept) pair with one metric."""
-    return run(metric, activations, concepts, None, params, cache=cache, progress=progress)
+    return run(metric, activations, concepts, None, options_for(metric, options, **params), cache=cache,
+               progress=progress)
 
 
 def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, units: Any = None,
-                cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
+                options: MetricOptions | None = None, cache: FeatureCache | None = None, progress: bool = False,
+                **params: Any) -> np.ndarray:
     """Score only the listed (unit, concept) pairs.
 
     Parameters
     ----------
-    metric, activations, concepts, **params
+    metric, activations, concepts, options, **params
         As for :func:`score` (same definitions, defaults and edge cases; same random samples for a seed).
     pairs : array of int, shape (m, 2)
         Rows ``(k, t)``: column position of the unit in ``activations`` and of the concept in ``concepts``.
@@ -63,16 +92,17 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, uni
     >>> score_pairs("iou", a, c, [[0, 0], [0, 1]], alpha=0.5).tolist()
     [1.0, 0.3333333333333333]
     """
-    return run(metric, activations, concepts, pairs, params, units=units, cache=cache, progress=progress)
+    return run(metric, activations, concepts, pairs, options_for(metric, options, **params), units=units,
+               cache=cache, progress=progress)
 
 
-def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cache: FeatureCache | None = None,
-                progress: bool = False, **params: Any) -> np.ndarray:
+def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, options: MetricOptions | None = None,
+                cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
     """Score the listed units against every concept.
 
     Parameters
     ----------
-    metric, activations, concepts, **params
+    metric, activations, concepts, options, **params
         As for :func:`score`.
     units : 1-D array of int
         Column positions of distinct units in ``activations``, in any order.
@@ -92,17 +122,19 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, cac
     >>> score_units("iou", a, c, [1], alpha=0.25).tolist()
     [[0.0]]
     """
-    return run(metric, activations, concepts, None, params, units=units, cache=cache, progress=progress)
+    return run(metric, activations, concepts, None, options_for(metric, options, **params), units=units,
+               cache=cache, progress=progress)
 
 
 def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]], *,
-               cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> list[np.ndarray]:
+               options: MetricOptions | None = None, cache: FeatureCache | None = None, progress: bool = False,
+               **params: Any) -> list[np.ndarray]:
     """Score the listed units at every point of an α/λ grid, in one pass over the concepts.
 
     Parameters
     ----------
-    metric, activations, concepts, **params
-        As for :func:`score`; ``params`` are shared by every grid point.
+    metric, activations, concepts, options, **params
+        As for :func:`score`; the options are shared by every grid point.
     units : 1-D array of int or None
         As for :func:`score_units`; ``None`` scores every unit.
     grid : sequence of mappings
@@ -123,7 +155,8 @@ def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: S
     >>> [s.tolist() for s in score_grid("iou", a, c, None, [{"alpha": 0.25}, {"alpha": 0.5}, {"alpha": 0.75}])]
     [[[0.5]], [[1.0]], [[0.6666666666666666]]]
     """
-    return run_grid(metric, activations, concepts, units, list(grid), params, cache=cache, progress=progress)
+    return run_grid(metric, activations, concepts, units, list(grid), options_for(metric, options, **params),
+                    cache=cache, progress=progress)
 
 
 def _metric_lines() -> str:
@@ -146,6 +179,13 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
         Unit activations ``a_k`` (one column per unit, one row per input); finite numbers.
     concepts : array or DataFrame, shape (n, C)
         Concept activations ``c_t = P(t | x_i)`` (one column per concept), finite and in [0, 1].
+
+    options : MetricOptions, optional
+        The metric's typed options, ``METRICS[metric].options`` (:mod:`neuroneval.metrics.metric_options`), or any
+        :class:`MetricOptions` whose non-default fields the metric takes. Default: every option at its default.
+    **params
+        Convenience: the same options as keywords (below), turned into the metric's options at once; not together
+        with ``options``.
 
     Other Parameters
     ----------------

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from neuroneval.metrics import confusion, correlation, ranking, topandrandom, wpmi_mad
+from neuroneval.metrics import topandrandom
 from neuroneval.metrics.backend import get_backend
 from neuroneval.metrics.budget import ChunkPlan, budget_bytes, plan
 from neuroneval.metrics.context import (
@@ -20,34 +20,10 @@ from neuroneval.metrics.context import (
     Params,
 )
 from neuroneval.metrics.edgecases import Notes
+from neuroneval.metrics.metric_options import MetricOptions, engine_params, restrict_options, with_point
 from neuroneval.metrics.progress import progress_bar
-from neuroneval.metrics.registry import COMMON_PARAMS, MetricSpec, get_spec
-from neuroneval.metrics.validation import check_inputs, check_pairs, check_units, resolve_params
-
-Kernel = Callable[[Context, ConceptChunk, Any], Any]
-
-KERNELS: Mapping[str, Kernel] = {
-    "recall": confusion.recall,
-    "precision": confusion.precision,
-    "f1": confusion.f1,
-    "iou": confusion.iou,
-    "accuracy": confusion.accuracy,
-    "balanced_accuracy": confusion.balanced_accuracy,
-    "inverse_balanced_accuracy": confusion.inverse_balanced_accuracy,
-    "auc": ranking.auc,
-    "inverse_auc": ranking.inverse_auc,
-    "correlation": correlation.correlation,
-    "correlation_tr": topandrandom.correlation_tr,
-    "spearman": correlation.spearman,
-    "spearman_tr": topandrandom.spearman_tr,
-    "cosine": correlation.cosine,
-    "wpmi": wpmi_mad.wpmi,
-    "mad": wpmi_mad.mad,
-    "auprc": ranking.auprc,
-    "inverse_auprc": ranking.inverse_auprc,
-}
-
-_SAMPLED = ("correlation_tr", "spearman_tr")
+from neuroneval.metrics.registry import MetricSpec, get_spec
+from neuroneval.metrics.validation import check_inputs, check_pairs, check_units
 
 #: Parameters a grid point of :func:`run_grid` may vary.
 GRID_PARAMS = frozenset({"alpha", "lam"})
@@ -58,7 +34,7 @@ GRID_ELEMENTS = 2**25
 
 def _elements_per_concept(metric: str, ctx: Context, n_units: int) -> int:
     """Largest temporary per concept of a chunk, in elements (sets the chunk size)."""
-    if metric in _SAMPLED:
+    if get_spec(metric).is_sampled:
         return max(ctx.n, 4 * n_units * topandrandom.sample_width(ctx))
     return 4 * ctx.n
 
@@ -69,7 +45,7 @@ def _chunk_step(metric: str, ctx: Context, chunking: ChunkPlan, n_units: int) ->
     by_work = max(1, chunking.work_elements // _elements_per_concept(metric, ctx, n_units))
     if chunking.concept_chunk is None:
         return by_work
-    return min(chunking.concept_chunk, by_work) if metric in _SAMPLED else chunking.concept_chunk
+    return min(chunking.concept_chunk, by_work) if get_spec(metric).is_sampled else chunking.concept_chunk
 
 
 def _plan(metric: str, params: Params, activations: np.ndarray, concepts: np.ndarray, n_units: int,
@@ -108,7 +84,7 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     blocks = _blocks(np.arange(n_units), chunking.unit_block)
     per_pass = max(1, min(GRID_ELEMENTS // (blocks[0].size * activations.shape[0]), chunking.grid_points))
     passes = range(0, len(params_list), per_pass)
-    kernel, pairing, concept_store = KERNELS[metric], AllPairs(be), {}
+    kernel, pairing, concept_store = get_spec(metric).kernel, AllPairs(be), {}
     with progress_bar(n_units * n_concepts * len(params_list), metric, enabled=progress) as bar:
         for positions in blocks:
             block_rows = unit_rows[positions]
@@ -156,7 +132,7 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
             row = int(np.flatnonzero(missing)[0])
             raise ValueError(f"pair {row} = {tuple(pairs[row].tolist())}: its unit is not among the given units")
     chunking = _plan(metric, params, activations, concepts, unit_rows.size, cache)
-    kernel, concept_store = KERNELS[metric], {}
+    kernel, concept_store = get_spec(metric).kernel, {}
     blocks = _blocks(np.arange(unit_rows.size), chunking.unit_block)
     with progress_bar(pairs.shape[0], metric, enabled=progress) as bar:
         for positions in blocks:
@@ -186,21 +162,21 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
     return np.where(positive, len(parts) / np.sum(1.0 / safe, axis=0), 0.0)
 
 
-def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping[str, Any], *,
+def run(metric: str, activations: Any, concepts: Any, pairs: Any, options: MetricOptions, *,
         units: Any = None, cache: FeatureCache | None = None, progress: bool = False) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
     ones (features prepared for ``units`` when given, a superset of the pairs' units); warnings once per call;
-    a progress bar when ``progress``."""
+    a progress bar when ``progress``. ``options`` are the metric's (:meth:`MetricSpec.make_options`)."""
     if pairs is None:
-        return run_grid(metric, activations, concepts, units, [{}], given, cache=cache, progress=progress)[0]
+        return run_grid(metric, activations, concepts, units, [{}], options, cache=cache, progress=progress)[0]
     spec: MetricSpec = get_spec(metric)
-    resolve_params(spec, given)
+    options = spec.make_options(options)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
     pairs = check_pairs(pairs, activation_matrix.shape[1], concept_matrix.shape[1])
     unit_set = None if units is None else check_units(units, activation_matrix.shape[1])
     parts = []
     for name in spec.components or (spec.name,):
-        params, device = resolve_params(get_spec(name), _accepted(name, given))
+        params, device = engine_params(restrict_options(get_spec(name).options, options))
         notes = Notes(name)
         parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes, unit_set,
                                    cache, progress))
@@ -209,14 +185,15 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, given: Mapping
 
 
 def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: Sequence[Mapping[str, Any]],
-             given: Mapping[str, Any], *, cache: FeatureCache | None = None,
+             options: MetricOptions, *, cache: FeatureCache | None = None,
              progress: bool = False) -> list[np.ndarray]:
-    """Scores of the rows ``units`` (all units when ``None``) at each point ``{**given, **point}``.
+    """Scores of the rows ``units`` (all units when ``None``) at each point: ``options`` with the point's values.
 
-    The points may set only ``alpha`` and ``lam``; everything else comes from ``given`` and is shared, which
+    The points may set only ``alpha`` and ``lam``; everything else comes from ``options`` and is shared, which
     lets every point reuse one pass over the concepts (see :func:`_all_pairs`). Warnings once per call.
     """
     spec: MetricSpec = get_spec(metric)
+    options = spec.make_options(options)
     if not points:
         raise ValueError("a parameter grid needs at least one point")
     for point in points:
@@ -224,13 +201,13 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
         if varying:
             raise ValueError(f"grid points may set only {sorted(GRID_PARAMS)}; got {varying} (pass shared "
                              f"parameters once, outside the grid)")
-        resolve_params(spec, {**given, **point})
+    point_options = [with_point(spec.name, options, point) for point in points]
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
     unit_rows = (np.arange(activation_matrix.shape[1]) if units is None
                  else check_units(units, activation_matrix.shape[1]))
     parts = []
     for name in spec.components or (spec.name,):
-        resolved = [resolve_params(get_spec(name), _accepted(name, {**given, **point})) for point in points]
+        resolved = [engine_params(restrict_options(get_spec(name).options, point)) for point in point_options]
         params_list, device = [params for params, _ in resolved], resolved[0][1]
         distinct = list(dict.fromkeys(params_list))  # a combination's part may ignore the grid's α or λ
         notes = Notes(name)
@@ -241,9 +218,3 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
     if len(parts) == 1:
         return parts[0]
     return [_harmonic_mean([part[i] for part in parts]) for i in range(len(points))]
-
-
-def _accepted(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters of ``given`` that metric ``name`` takes (a combination passes each part its own)."""
-    accepted = set(get_spec(name).params) | set(COMMON_PARAMS)
-    return {key: value for key, value in given.items() if key in accepted}

@@ -1,44 +1,40 @@
-"""The metric registry: one :class:`MetricSpec` per metric of paper 000 (App. A, Tables A.1–A.2).
-
-Tables, sanity tests, normalizations and the tests of this package read the facts about a metric (value
-range, direction, parameters, kind, framing) from here instead of restating them.
-"""
-
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
+
+from neuroneval.metrics import confusion, correlation, ranking, reference, topandrandom, wpmi_mad
+from neuroneval.metrics.metric_options import (
+    COMMON_PARAMS,
+    DEFAULTS,
+    MetricOptions,
+    TopAlphaOptions,
+    TopAndRandomOptions,
+    WpmiOptions,
+    convert_options,
+    metric_params,
+    options_class_for,
+    options_from_params,
+    restrict_options,
+)
+
+__all__ = ["COMBINATION_PREFIX", "COMMON_PARAMS", "DEFAULTS", "METRICS", "Kernel", "MetricSpec", "combination_spec",
+           "get_spec"]
 
 COMBINATION_PREFIX = "hmean:"
 
-#: Parameters every metric accepts (they change how, not what, is computed).
-COMMON_PARAMS = ("ties", "seed", "device", "chunk_size", "memory_budget")
-
-#: Default value of every parameter (see ``help(neuroneval.metrics.score)``).
-DEFAULTS: Mapping[str, object] = MappingProxyType({
-    "alpha": 0.005,
-    "lam": 1.0,
-    "tr_top_fraction": 0.002,
-    "tr_n_top": 25,
-    "tr_n_random": 25,
-    "top_alpha": "at_least_kth",
-    "ties": "average",
-    "seed": 0,
-    "device": None,
-    "chunk_size": None,
-    "memory_budget": "auto",
-})
-
-_TR_PARAMS = ("tr_top_fraction", "tr_n_top", "tr_n_random")
-#: Parameters of the metrics that binarize activations by top-α (000 Eq. A.1; see neuroneval.metrics.binarize).
-_TOP = ("alpha", "top_alpha")
+#: A batched kernel: ``kernel(ctx, chunk, pairing)`` scores a block of units against a chunk of concepts
+#: (:mod:`neuroneval.metrics.context`), for all pairs or the listed ones.
+Kernel = Callable[..., Any]
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """Facts about one metric.
+    """Everything about one metric, in one place: its facts, its batched kernel, its per-pair reference and its
+    typed options.
 
     Attributes
     ----------
@@ -52,18 +48,26 @@ class MetricSpec:
         ``(low, high)`` of the score; ``±inf`` where unbounded.
     higher_is_better
         Whether a better explanation gets a larger score (true for all metrics of paper 000).
-    params
-        Metric-specific parameters accepted besides the common ones (``ties``, ``seed``, ``device``,
-        ``chunk_size``, ``memory_budget``).
+    options
+        The metric's frozen options class (:mod:`neuroneval.metrics.metric_options`): the common options
+        (``ties``, ``seed``, ``device``, ``chunk_size``, ``memory_budget``) plus its hyper-parameters, with their
+        defaults and validation.
     framing
         ``"simulation"`` (the binarized neuron is the label), ``"classification"`` (the binarized concept is
         the label) or ``"symmetric"``.
+    formula
+        The definition, in words and symbols, with its source in paper 000.
+    kernel
+        The batched kernel (every (unit, concept) pair of a block at once; ``None`` for a combination, whose
+        parts are scored by theirs).
+    reference
+        The obvious per-pair implementation in :mod:`neuroneval.metrics.reference` (an independent oracle):
+        ``reference(a, c, **hyper-parameters)``; for a sampled metric ``reference(a, c, sample)``, given the
+        sample (:func:`~neuroneval.metrics.reference.top_and_random_sample`); ``None`` for a combination.
     inverse
         Name of the metric with the two roles swapped, where one exists.
     affine_invariant
         Whether ``s(u·a + v, c)`` equals ``s(a, c)`` for every ``u > 0`` and real ``v`` (activations only).
-    formula
-        The definition, in words and symbols, with its source in paper 000.
     components
         For combinations: the metrics whose harmonic mean is taken.
     """
@@ -72,12 +76,19 @@ class MetricSpec:
     kind: str
     value_range: tuple[float, float]
     higher_is_better: bool
-    params: tuple[str, ...]
+    options: type[MetricOptions]
     framing: str
     formula: str
+    kernel: Kernel | None = None
+    reference: Callable[..., float] | None = None
     inverse: str | None = None
     affine_invariant: bool = True
     components: tuple[str, ...] = field(default=())
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The metric's hyper-parameters: the fields its options add to the common ones (e.g. ``alpha``)."""
+        return metric_params(self.options)
 
     @property
     def uses_alpha(self) -> bool:
@@ -87,11 +98,38 @@ class MetricSpec:
     def uses_lam(self) -> bool:
         return "lam" in self.params
 
+    @property
+    def is_sampled(self) -> bool:
+        """Whether the metric scores a top-and-random sample of each unit's inputs."""
+        return self.kind == "sampled"
 
-def _spec(name: str, kind: str, value_range: tuple[float, float], params: tuple[str, ...], framing: str,
-          formula: str, **extra: object) -> MetricSpec:
-    return MetricSpec(name=name, kind=kind, value_range=value_range, higher_is_better=True, params=params,
-                      framing=framing, formula=formula, **extra)  # type: ignore[arg-type]
+    def make_options(self, options: MetricOptions | None = None, params: Mapping[str, Any] | None = None
+                     ) -> MetricOptions:
+        """This metric's options from a :class:`MetricOptions` (any class whose non-default fields the metric
+        takes) or from keyword parameters (the documented convenience of ``score(…, alpha=0.01)``), not both.
+
+        ``TypeError`` names a parameter no metric has; ``ValueError`` one this metric does not take, or a value
+        out of range.
+        """
+        if options is not None and params:
+            raise TypeError(f"metric {self.name!r}: pass options= or keyword parameters "
+                            f"{sorted(params)}, not both")
+        if options is not None:
+            return convert_options(self.name, self.options, options)
+        return options_from_params(self.name, self.options, params or {})
+
+    def options_from(self, shared: MetricOptions) -> MetricOptions:
+        """This metric's options from options shared by several metrics: the fields it takes, the others ignored
+        (e.g. one :class:`~neuroneval.metrics.metric_options.TopAlphaOptions` for a table of metrics, α going to
+        those that binarize)."""
+        return restrict_options(self.options, shared)
+
+
+def _spec(name: str, kind: str, value_range: tuple[float, float], options: type[MetricOptions], framing: str,
+          formula: str, kernel: Kernel, reference_function: Callable[..., float], **extra: object) -> MetricSpec:
+    return MetricSpec(name=name, kind=kind, value_range=value_range, higher_is_better=True, options=options,
+                      framing=framing, formula=formula, kernel=kernel, reference=reference_function,
+                      **extra)  # type: ignore[arg-type]
 
 
 _UNIT = (0.0, 1.0)
@@ -99,46 +137,60 @@ _SIGNED = (-1.0, 1.0)
 _REAL = (-math.inf, math.inf)
 
 _SPECS = (
-    _spec("recall", "binary", _UNIT, _TOP, "simulation",
-          "TP / (TP + FN) = B(a)·B(c) / |B(a)|  (000 Eq. 4, Table A.1)", inverse="precision"),
-    _spec("precision", "binary", _UNIT, _TOP, "simulation",
-          "TP / (TP + FP) = B(a)·B(c) / |B(c)|  (000 Eq. 8, Table A.1)", inverse="recall"),
-    _spec("f1", "binary", _UNIT, _TOP, "symmetric",
-          "2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|)  (000 Eq. A.4)"),
-    _spec("iou", "binary", _UNIT, _TOP, "symmetric",
-          "TP / (TP + FP + FN)  (000 Eq. 5, A.13)"),
-    _spec("accuracy", "binary", _UNIT, _TOP, "symmetric",
-          "(TP + TN) / n  (000 Eq. A.3)"),
-    _spec("balanced_accuracy", "binary", _UNIT, _TOP, "simulation",
-          "TP / (2|B(a)|) + TN / (2(n − |B(a)|))  (000 Eq. A.5)", inverse="inverse_balanced_accuracy"),
-    _spec("inverse_balanced_accuracy", "binary", _UNIT, _TOP, "classification",
-          "TP / (2|B(c)|) + TN / (2(n − |B(c)|))  (000 Eq. A.6)", inverse="balanced_accuracy"),
-    _spec("auc", "rank", _UNIT, _TOP, "simulation",
+    _spec("recall", "binary", _UNIT, TopAlphaOptions, "simulation",
+          "TP / (TP + FN) = B(a)·B(c) / |B(a)|  (000 Eq. 4, Table A.1)",
+          confusion.recall, reference.recall, inverse="precision"),
+    _spec("precision", "binary", _UNIT, TopAlphaOptions, "simulation",
+          "TP / (TP + FP) = B(a)·B(c) / |B(c)|  (000 Eq. 8, Table A.1)",
+          confusion.precision, reference.precision, inverse="recall"),
+    _spec("f1", "binary", _UNIT, TopAlphaOptions, "symmetric",
+          "2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|)  (000 Eq. A.4)",
+          confusion.f1, reference.f1),
+    _spec("iou", "binary", _UNIT, TopAlphaOptions, "symmetric",
+          "TP / (TP + FP + FN)  (000 Eq. 5, A.13)",
+          confusion.iou, reference.iou),
+    _spec("accuracy", "binary", _UNIT, TopAlphaOptions, "symmetric",
+          "(TP + TN) / n  (000 Eq. A.3)",
+          confusion.accuracy, reference.accuracy),
+    _spec("balanced_accuracy", "binary", _UNIT, TopAlphaOptions, "simulation",
+          "TP / (2|B(a)|) + TN / (2(n − |B(a)|))  (000 Eq. A.5)",
+          confusion.balanced_accuracy, reference.balanced_accuracy, inverse="inverse_balanced_accuracy"),
+    _spec("inverse_balanced_accuracy", "binary", _UNIT, TopAlphaOptions, "classification",
+          "TP / (2|B(c)|) + TN / (2(n − |B(c)|))  (000 Eq. A.6)",
+          confusion.inverse_balanced_accuracy, reference.inverse_balanced_accuracy, inverse="balanced_accuracy"),
+    _spec("auc", "rank", _UNIT, TopAlphaOptions, "simulation",
           "Mann–Whitney AUC of the score c against the label B(a), ties count ½  (000 Eq. A.7)",
-          inverse="inverse_auc"),
-    _spec("inverse_auc", "rank", _UNIT, (), "classification",
+          ranking.auc, reference.auc, inverse="inverse_auc"),
+    _spec("inverse_auc", "rank", _UNIT, MetricOptions, "classification",
           "Mann–Whitney AUC of the score a against the label B(c), ties count ½  (000 Eq. A.8)",
-          inverse="auc"),
-    _spec("correlation", "continuous", _SIGNED, (), "symmetric",
-          "Pearson: Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²)  (000 Eq. 6, Table A.2)"),
-    _spec("correlation_tr", "sampled", _SIGNED, _TR_PARAMS, "symmetric",
-          "Pearson on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bills et al. 2023)"),
-    _spec("spearman", "rank", _SIGNED, (), "symmetric",
-          "Pearson of the ranks R(a), R(c)  (000 Eq. A.9)"),
-    _spec("spearman_tr", "sampled", _SIGNED, _TR_PARAMS, "symmetric",
-          "Spearman on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bricken et al. 2023)"),
-    _spec("cosine", "continuous", _SIGNED, (), "symmetric",
-          "a·c / (‖a‖₂ ‖c‖₂)  (000 Eq. A.10)", affine_invariant=False),
-    _spec("wpmi", "continuous", _REAL, (*_TOP, "lam"), "simulation",
-          "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)"),
-    _spec("mad", "continuous", _REAL, (), "classification",
-          "mean of a over B(c) − mean of a over not B(c)  (000 Eq. 7, Table A.2)", affine_invariant=False),
-    _spec("auprc", "rank", _UNIT, _TOP, "simulation",
+          ranking.inverse_auc, reference.inverse_auc, inverse="auc"),
+    _spec("correlation", "continuous", _SIGNED, MetricOptions, "symmetric",
+          "Pearson: Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²)  (000 Eq. 6, Table A.2)",
+          correlation.correlation, reference.correlation),
+    _spec("correlation_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
+          "Pearson on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bills et al. 2023)",
+          topandrandom.correlation_tr, reference.correlation_on),
+    _spec("spearman", "rank", _SIGNED, MetricOptions, "symmetric",
+          "Pearson of the ranks R(a), R(c)  (000 Eq. A.9)",
+          correlation.spearman, reference.spearman),
+    _spec("spearman_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
+          "Spearman on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bricken et al. 2023)",
+          topandrandom.spearman_tr, reference.spearman_on),
+    _spec("cosine", "continuous", _SIGNED, MetricOptions, "symmetric",
+          "a·c / (‖a‖₂ ‖c‖₂)  (000 Eq. A.10)",
+          correlation.cosine, reference.cosine, affine_invariant=False),
+    _spec("wpmi", "continuous", _REAL, WpmiOptions, "simulation",
+          "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)",
+          wpmi_mad.wpmi, reference.wpmi),
+    _spec("mad", "continuous", _REAL, MetricOptions, "classification",
+          "mean of a over B(c) − mean of a over not B(c)  (000 Eq. 7, Table A.2)",
+          wpmi_mad.mad, reference.mad, affine_invariant=False),
+    _spec("auprc", "rank", _UNIT, TopAlphaOptions, "simulation",
           "step-wise average precision of the score c against the label B(a)  (000 App. A.3 item 10)",
-          inverse="inverse_auprc"),
-    _spec("inverse_auprc", "rank", _UNIT, (), "classification",
+          ranking.auprc, reference.auprc, inverse="inverse_auprc"),
+    _spec("inverse_auprc", "rank", _UNIT, MetricOptions, "classification",
           "step-wise average precision of the score a against the label B(c)  (000 App. A.3 item 11)",
-          inverse="auprc"),
+          ranking.inverse_auprc, reference.inverse_auprc, inverse="auprc"),
 )
 
 #: The 18 metrics of paper 000, by name (read-only).
@@ -157,7 +209,7 @@ def combination_spec(name: str) -> MetricSpec:
     high = max(METRICS[part].value_range[1] for part in components)
     return MetricSpec(
         name=COMBINATION_PREFIX + "+".join(components), kind="combination", value_range=(0.0, high),
-        higher_is_better=True, params=params, framing="combination",
+        higher_is_better=True, options=options_class_for(params), framing="combination",
         formula=f"harmonic mean of {', '.join(components)}; 0 where any of them is ≤ 0  (000 Eq. E.2)",
         affine_invariant=all(METRICS[part].affine_invariant for part in components), components=components,
     )

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from neuroneval.metrics.binarize import TOP_ALPHA_RULES
-from neuroneval.metrics.budget import check_setting
-from neuroneval.metrics.context import Params
-from neuroneval.metrics.registry import COMMON_PARAMS, DEFAULTS, MetricSpec
-
+#: The tie conventions of every metric (``help(neuroneval.metrics.score)``).
 TIES = ("average", "reference")
 
 
@@ -108,53 +102,3 @@ def check_units(units: Any, n_units: int) -> np.ndarray:
     if np.unique(array).size != array.size:
         raise ValueError("units must not repeat a unit position")
     return array
-
-
-def _number(name: str, value: Any, low: float, high: float, *, low_open: bool, integer: bool = False) -> Any:
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value):
-        raise ValueError(f"{name} must be {'an integer' if integer else 'a finite real number'}, got {value!r}")
-    above = value > low if low_open else value >= low
-    if not (above and value <= high):
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must lie in {bracket}{low}, {high}], got {value!r}")
-    return int(value) if integer else float(value)
-
-
-def resolve_params(spec: MetricSpec, given: Mapping[str, Any]) -> tuple[Params, Any]:
-    """Defaults filled in, names and values checked; returns (Params, device)."""
-    allowed = set(spec.params) | set(COMMON_PARAMS)
-    unknown = sorted(set(given) - set(DEFAULTS))
-    if unknown:
-        raise TypeError(f"unknown parameter(s) {unknown} for metric {spec.name!r}; parameters are "
-                        f"{', '.join(DEFAULTS)}")
-    unused = sorted(set(given) - allowed)
-    if unused:
-        raise ValueError(f"metric {spec.name!r} takes no parameter(s) {unused}; it accepts "
-                         f"{', '.join(sorted(allowed))}")
-    merged = {**DEFAULTS, **given}
-    ties = merged["ties"]
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
-    top_alpha = merged["top_alpha"]
-    if top_alpha not in TOP_ALPHA_RULES:
-        raise ValueError(f"top_alpha must be one of {TOP_ALPHA_RULES}, got {top_alpha!r}")
-    chunk_size = merged["chunk_size"]
-    if chunk_size is not None:
-        chunk_size = _number("chunk_size", chunk_size, 1, np.inf, low_open=False, integer=True)
-    params = Params(
-        alpha=_number("alpha", merged["alpha"], 0.0, 1.0, low_open=True),
-        lam=_number("lam", merged["lam"], -np.inf, np.inf, low_open=True),
-        tr_top_fraction=_number("tr_top_fraction", merged["tr_top_fraction"], 0.0, 1.0, low_open=True),
-        tr_n_top=_number("tr_n_top", merged["tr_n_top"], 0, np.inf, low_open=False, integer=True),
-        tr_n_random=_number("tr_n_random", merged["tr_n_random"], 0, np.inf, low_open=False, integer=True),
-        ties=ties,
-        seed=_number("seed", merged["seed"], 0, np.inf, low_open=False, integer=True),
-        chunk_size=chunk_size,
-        top_alpha=top_alpha,
-        memory_budget=check_setting(merged["memory_budget"]),
-    )
-    if params.tr_n_top + params.tr_n_random < 2:
-        raise ValueError(f"a top-and-random sample needs at least 2 inputs, got tr_n_top={params.tr_n_top} and "
-                         f"tr_n_random={params.tr_n_random}")
-    return params, merged["device"]

@@ -7,6 +7,7 @@ two, so loading never depends on pickled classes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping
@@ -21,10 +22,26 @@ from neuroneval.concepts.threshold import concept_positive
 from neuroneval.io import write_json, write_torch
 from neuroneval.models.cbm import CBMConfig, ConceptBottleneck
 from neuroneval.models.cnn import CNNConfig, TinyCNN, images_to_tensor
-from neuroneval.models.training import fit
+from neuroneval.models.training import TrainingOptions, fit
 from neuroneval.models.vit import build_tiny_vit
+from neuroneval.options import check_fraction, check_range
 
 ARCHITECTURES = ("tiny_cnn", "tiny_vit", "tiny_cbm")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassifierTraining(TrainingOptions):
+    """The ``training:`` block of a classifier in ``models.vision`` (the schema's ``$defs/training``):
+    :class:`~neuroneval.models.training.TrainingOptions`, the last ``holdout_fraction`` of the images held out
+    for the reported accuracy, and ``concept_weight``, the weight of a concept bottleneck's concept loss."""
+
+    holdout_fraction: float = 0.1
+    concept_weight: float = 1.0
+
+    def validate(self) -> None:
+        super().validate()
+        check_fraction(self, "holdout_fraction", high_open=True)
+        check_range(self, "concept_weight", 0)
 
 
 def build_classifier(architecture: str, config: Mapping[str, Any]) -> nn.Module:
@@ -44,29 +61,23 @@ def train_classifier(
     config: Mapping[str, Any],
     images: np.ndarray,
     targets: np.ndarray,
+    training: ClassifierTraining,
     *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    weight_decay: float = 0.0,
-    holdout_fraction: float,
-    seed: int,
     concept_targets: np.ndarray | None = None,
-    concept_weight: float = 1.0,
 ) -> tuple[nn.Module, dict[str, float]]:
     """Train a classifier with cross-entropy (:func:`~neuroneval.models.training.fit`); return model and report.
 
-    The last ``holdout_fraction`` of the (i.i.d.) images is held out; the report gives its accuracy next to the
-    chance level ``max_c P(c)`` of the training targets. A ``tiny_cbm`` also needs ``concept_targets`` (N, M) in
-    {0, 1}; its loss adds ``concept_weight`` × the concepts' binary cross-entropy and the report their holdout
-    accuracy.
+    The last ``training.holdout_fraction`` of the (i.i.d.) images is held out; the report gives its accuracy next
+    to the chance level ``max_c P(c)`` of the training targets. A ``tiny_cbm`` also needs ``concept_targets``
+    (N, M) in {0, 1}; its loss adds ``training.concept_weight`` × the concepts' binary cross-entropy and the report
+    their holdout accuracy.
     """
     if len(images) != len(targets):
         raise ValueError(f"images ({len(images)}) and targets ({len(targets)}) differ in length")
-    n_holdout = max(1, round(holdout_fraction * len(images)))
+    n_holdout = max(1, round(training.holdout_fraction * len(images)))
     train_x, holdout_x = images[:-n_holdout], images[-n_holdout:]
     train_y = torch.from_numpy(targets[:-n_holdout].astype(np.int64))
-    torch.manual_seed(seed)
+    torch.manual_seed(training.seed)
     model = build_classifier(architecture, config)
     loss_fn = nn.CrossEntropyLoss()
     is_cbm = isinstance(model, ConceptBottleneck)
@@ -80,12 +91,13 @@ def train_classifier(
         if not is_cbm:
             return loss_fn(model(inputs), train_y[batch])
         class_logits, concept_logits = model.forward_with_concepts(inputs)
-        return loss_fn(class_logits, train_y[batch]) + concept_weight * concept_loss_fn(concept_logits,
-                                                                                       concept_y[batch])
+        return loss_fn(class_logits, train_y[batch]) + training.concept_weight * concept_loss_fn(concept_logits,
+                                                                                                concept_y[batch])
 
     started = time.perf_counter()
-    last_loss = fit(model, len(train_x), batch_loss, epochs=epochs, batch_size=batch_size,
-                    learning_rate=learning_rate, weight_decay=weight_decay, seed=seed, desc=f"train {architecture}")
+    last_loss = fit(model, len(train_x), batch_loss, epochs=training.epochs, batch_size=training.batch_size,
+                    learning_rate=training.learning_rate, weight_decay=training.weight_decay, seed=training.seed,
+                    desc=f"train {architecture}")
     predictions = predict_classes(model, holdout_x, batch_size=512)
     class_counts = np.bincount(targets[:-n_holdout], minlength=int(config["n_classes"]))
     report = {

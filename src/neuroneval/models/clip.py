@@ -20,7 +20,7 @@ from open_clip.loss import SigLipLoss
 
 from neuroneval.io import write_json, write_torch
 from neuroneval.models.cnn import images_to_tensor
-from neuroneval.models.training import fit
+from neuroneval.models.training import TrainingOptions, fit
 
 SPECIALS = ("<pad>", "<unk>")
 
@@ -68,19 +68,14 @@ def train_clip(
     images: np.ndarray,
     captions: Sequence[str],
     config: Mapping[str, Any],
-    *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    weight_decay: float,
-    seed: int,
+    training: TrainingOptions,
 ) -> tuple[open_clip.CLIP, CaptionTokenizer, dict[str, float]]:
     """Train with the sigmoid loss of SigLIP (every image–caption pair is a binary match / non-match)."""
     if len(images) != len(captions):
         raise ValueError(f"images ({len(images)}) and captions ({len(captions)}) differ in length")
     tokenizer = CaptionTokenizer.from_texts(captions, config["text"]["context_length"])
     tokens = tokenizer(captions)
-    torch.manual_seed(seed)
+    torch.manual_seed(training.seed)
     model = build_clip(config, tokenizer.vocab_size)
     loss_fn = SigLipLoss()
 
@@ -89,8 +84,9 @@ def train_clip(
         return loss_fn(out["image_features"], out["text_features"], out["logit_scale"], out["logit_bias"])
 
     started = time.perf_counter()
-    last_loss = fit(model, len(images), batch_loss, epochs=epochs, batch_size=batch_size,
-                    learning_rate=learning_rate, weight_decay=weight_decay, seed=seed, desc="train tiny CLIP")
+    last_loss = fit(model, len(images), batch_loss, epochs=training.epochs, batch_size=training.batch_size,
+                    learning_rate=training.learning_rate, weight_decay=training.weight_decay, seed=training.seed,
+                    desc="train tiny CLIP")
     report = {"final_train_loss": last_loss, "train_images": len(images),
               "train_seconds": round(time.perf_counter() - started, 1)}
     return model, tokenizer, report

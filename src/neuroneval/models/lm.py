@@ -14,6 +14,7 @@ tables (:mod:`neuroneval.activations.lm`) read them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-from neuroneval.models.training import fit
+from neuroneval.models.training import TrainingOptions, fit
 
 # Architectures by name: "small" and "large" stand in for GPT-2 small and XL; "tiny" is for tests.
 LM_SIZES: dict[str, dict[str, int]] = {
@@ -78,17 +79,26 @@ def next_token_loss(model: GPT2LMHeadModel, windows: torch.Tensor) -> torch.Tens
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
 
 
+@dataclasses.dataclass(frozen=True)
+class LMTraining(TrainingOptions):
+    """The ``training:`` block of a language model in ``models.language``
+    (:class:`~neuroneval.models.training.TrainingOptions` with the language models' defaults: 16 windows per step,
+    one pass, peak learning rate 5e-3, weight decay 0.01)."""
+
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 5e-3
+    weight_decay: float = 0.01
+    seed: int = 0
+
+
 def train_lm(
     token_ids: np.ndarray,
     vocab_size: int,
     *,
     size: str = "small",
     context_length: int = 64,
-    batch_size: int = 16,
-    epochs: int = 1,
-    learning_rate: float = 5e-3,
-    weight_decay: float = 0.01,
-    seed: int = 0,
+    training: LMTraining | None = None,
     desc: str | None = None,
 ) -> tuple[GPT2LMHeadModel, dict[str, Any]]:
     """Train a language model of a named size on a token stream; return it (eval mode) and a training report.
@@ -103,12 +113,11 @@ def train_lm(
         A key of :data:`LM_SIZES` (default ``"small"``).
     context_length
         Tokens per training window and the model's maximum context (default 64).
-    batch_size, epochs, learning_rate, weight_decay
-        Optimisation: windows per step (16), passes over all windows (1), peak AdamW learning rate of the
-        one-cycle schedule (5e-3), AdamW weight decay (0.01). On the default train split (≈ 515k tokens, 504
+    training
+        Optimisation (:class:`LMTraining`; default: its defaults): windows per step, passes over all windows, peak
+        AdamW learning rate of the one-cycle schedule, AdamW weight decay, and the seed of initialisation and
+        window order (the same seed gives the same weights). On the default train split (≈ 515k tokens, 504
         steps) "small" trains in ≈ 1 minute and "large" in ≈ 3 on two busy CPU cores.
-    seed
-        Initialisation and window order; the same seed gives the same weights.
 
     Returns
     -------
@@ -116,6 +125,9 @@ def train_lm(
         ``report`` holds ``size``, ``n_parameters``, ``n_steps``, ``train_tokens``, ``train_seconds``,
         ``final_loss`` and the optimisation settings.
     """
+    training = LMTraining() if training is None else training
+    epochs, batch_size, seed = training.epochs, training.batch_size, training.seed
+    learning_rate, weight_decay = training.learning_rate, training.weight_decay
     tokens = np.asarray(token_ids)
     if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
         raise ValueError(f"token ids must lie in [0, {vocab_size}), got {tokens.min()}..{tokens.max()}")

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
+from neuroneval.options import Options, check_range
 from neuroneval.progress import progress_bar
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingOptions(Options):
+    """A ``training:`` block of ``models:`` in params.yaml: AdamW with a one-cycle schedule (:func:`fit`) for
+    ``epochs`` passes in batches of ``batch_size``, peak ``learning_rate``, ``weight_decay``, seeded by ``seed``
+    (initialisation and batch order). The language and contrastive models take it as it is; the classifiers add
+    their held-out fraction (:class:`neuroneval.models.classifier.ClassifierTraining`)."""
+
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 5e-3
+    weight_decay: float = 0.0
+    seed: int = 0
+
+    def validate(self) -> None:
+        check_range(self, "epochs", 1, integer=True)
+        check_range(self, "batch_size", 1, integer=True)
+        check_range(self, "learning_rate", 0, low_open=True)
+        check_range(self, "weight_decay", 0)
+        check_range(self, "seed", 0, integer=True)
 
 
 def fit(

@@ -256,6 +256,7 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
     """Per-unit scores of every method's explanations on held-out inputs (``SCORE_KEYS`` + ``score_columns()`` +
     ``truth_recovered``); text explanations are kept with empty scores (no concept simulator reads them)."""
     from neuroneval.explain import parse, score_explanations
+    from neuroneval.metrics import TopAlphaOptions
 
     group_of = dict(zip(unit_names, groups, strict=True))
     table = pd.DataFrame(activations, columns=list(unit_names))
@@ -265,7 +266,8 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
         scorable = frame[frame["kind"] != "text"]
         scores = pd.DataFrame({"unit": frame["unit"].astype(str)})
         if len(scorable):
-            scored = score_explanations(scorable, table, concepts, concept_names, source=method, alpha=alpha)
+            scored = score_explanations(scorable, table, concepts, concept_names, source=method,
+                                        options=TopAlphaOptions(alpha=alpha))
             scores = scores.merge(scored.drop(columns=["kind", "length"]), on="unit", how="left")
         scores = scores.reindex(columns=["unit", *score_columns()])
         scores["kind"] = frame["kind"].to_numpy()

@@ -31,10 +31,12 @@ def fidelity_reference_check(job: StepIO) -> None:
     fidelity report sets it beside the authors' notebook outputs (Tables C.1–C.4). All 18 metrics; rows of
     :func:`~neuroneval.sanity.theoretical_test` stacked over seeds (``seed`` column)."""
     from neuroneval.sanity import theoretical_test
+    from neuroneval.sanity.options import ReferenceCheckOptions, TheoreticalOptions
 
-    theoretical, check = job.params.theoretical, job.params.check
-    runs = [theoretical_test(None, gammas=theoretical["gammas"], n=int(check["n"]), draws=int(check["draws"]),
-                             ties="reference", epsilon=job.params.epsilon, seed=int(seed), lam=theoretical["lam"],
-                             device=theoretical.get("device"), workers=job.threads)
-            for seed in check["seeds"]]
+    theoretical = TheoreticalOptions.from_params(job.params.theoretical)
+    check = ReferenceCheckOptions.from_params(job.params.check)
+    runs = [theoretical_test(None, gammas=list(theoretical.gammas), n=check.n, draws=check.draws, ties="reference",
+                             epsilon=job.params.epsilon, seed=seed, lam=theoretical.lam, device=theoretical.device,
+                             workers=job.threads)
+            for seed in check.seeds]
     io.write_csv(job.output[0], pd.concat(runs, ignore_index=True).drop(columns="seconds"))

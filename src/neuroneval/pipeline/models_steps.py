@@ -20,7 +20,7 @@ EVALUATION_TOKENS = 65_536  # probe tokens on which a trained LM's perplexity is
 
 def train_vision_classifier(job: StepIO) -> None:
     """Train one of the world's image classifiers (``models.<name>`` in params); write checkpoint and card."""
-    from neuroneval.models.classifier import save_checkpoint, train_classifier
+    from neuroneval.models.classifier import ClassifierTraining, save_checkpoint, train_classifier
     from neuroneval.settings import select_concepts
     from neuroneval.worlds import load_vision_world
 
@@ -33,21 +33,9 @@ def train_vision_classifier(job: StepIO) -> None:
         concept_names = select_concepts([c for c in world.labels.columns if c != io.ID_COLUMN], prefixes)
         concept_targets = world.labels[concept_names].to_numpy(dtype=np.float32)
         config["n_concepts"] = len(concept_names)
-    training = spec["training"]
-    model, report = train_classifier(
-        spec["architecture"],
-        config,
-        world.images,
-        world.class_index,
-        epochs=training["epochs"],
-        batch_size=training["batch_size"],
-        learning_rate=training["learning_rate"],
-        weight_decay=training["weight_decay"],
-        holdout_fraction=training["holdout_fraction"],
-        seed=training["seed"],
-        concept_targets=concept_targets,
-        concept_weight=training.get("concept_weight", 1.0),
-    )
+    training = ClassifierTraining.from_params(spec["training"])
+    model, report = train_classifier(spec["architecture"], config, world.images, world.class_index, training,
+                                     concept_targets=concept_targets)
     print(json.dumps(report, indent=2))
     report = {**report, "concept_names": concept_names} if concept_names else report
     save_checkpoint(model, job.output.checkpoint, architecture=spec["architecture"], config=config, report=report,
@@ -60,17 +48,14 @@ def train_language_model(job: StepIO) -> None:
     The card (``training_report.json``) adds the perplexity on the first probe tokens next to the unigram
     perplexity of the training counts: the baseline a next-token model must beat.
     """
-    from neuroneval.models.lm import perplexity, save_lm, train_lm, unigram_perplexity
+    from neuroneval.models.lm import LMTraining, perplexity, save_lm, train_lm, unigram_perplexity
     from neuroneval.worlds.text import load_text_world
 
     train = load_text_world(Path(job.input.train))
     probe = load_text_world(Path(job.input.probe))
     spec = job.params.spec
-    training = spec["training"]
     model, report = train_lm(train.token_ids, len(train.vocabulary), size=spec["size"],
-                             context_length=spec["context_length"], batch_size=training["batch_size"],
-                             epochs=training["epochs"], learning_rate=training["learning_rate"],
-                             weight_decay=training["weight_decay"], seed=training["seed"],
+                             context_length=spec["context_length"], training=LMTraining.from_params(spec["training"]),
                              desc=f"train {job.wildcards.lm}")
     evaluation = probe.token_ids[:EVALUATION_TOKENS]
     report["probe_perplexity"] = round(perplexity(model, evaluation, context_length=spec["context_length"]), 4)
@@ -83,14 +68,13 @@ def train_language_model(job: StepIO) -> None:
 def train_contrastive_model(job: StepIO) -> None:
     """Train the CLIP/SigLIP-style model ``models.contrastive.<name>`` on the train split's image–caption pairs."""
     from neuroneval.models.clip import save_clip, train_clip
+    from neuroneval.models.training import TrainingOptions
     from neuroneval.worlds import load_vision_world
 
     world = load_vision_world(Path(job.input.world))
     spec = job.params.spec
-    training = spec["training"]
-    model, tokenizer, report = train_clip(world.images, world.captions, spec["config"], epochs=training["epochs"],
-                                          batch_size=training["batch_size"], learning_rate=training["learning_rate"],
-                                          weight_decay=training["weight_decay"], seed=training["seed"])
+    model, tokenizer, report = train_clip(world.images, world.captions, spec["config"],
+                                          TrainingOptions.from_params(spec["training"]))
     print(json.dumps(report, indent=2))
     save_clip(model, tokenizer, job.output.checkpoint, config=spec["config"], report=report)
 

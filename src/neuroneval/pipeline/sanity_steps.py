@@ -53,10 +53,11 @@ def _search_row(setting_name: str, metric: str, units: SanityUnits, activations:
                 meta: Mapping[str, Any], grid: Sequence[float]) -> dict[str, Any]:
     """Meta-AUPRC of one metric with α/λ chosen on the validation units (000 Sec. 5), as a row of meta.csv."""
     from neuroneval.meta import evaluate_metric
+    from neuroneval.metrics import MetricOptions
 
     result = evaluate_metric(metric, activations, units.concepts, units.truth, val_units=units.val_units,
                              test_units=units.test_units, alpha_grid=grid, lam_grid=meta["lam_grid"],
-                             fixed_params={"ties": meta["ties"], "seed": meta["seed"]})
+                             options=MetricOptions(ties=meta["ties"], seed=meta["seed"]))
     return {"setting": setting_name, "metric": metric, "ties": meta["ties"],
             "alpha": result.params.get("alpha", np.nan), "lam": result.params.get("lam", np.nan),
             "val_auprc": result.val_auprc, "test_auprc": result.test_auprc, "val_units": result.n_val_units,
@@ -99,9 +100,10 @@ def sanity_experimental(job: StepIO) -> None:
     """Missing and Extra Labels tests (000 Sec. 4.3, Eq. 9–12) of every metric on a setting's test units:
     :func:`neuroneval.sanity.experimental_table.experimental_table`."""
     from neuroneval.sanity.experimental_table import experimental_table
+    from neuroneval.sanity.options import SanityOptions
 
     table = experimental_table(_load_units(job), job.params.metrics, _read_hyperparameters(job.input.hyperparameters),
-                               job.params.sanity, setting=job.wildcards.setting,
+                               SanityOptions.from_params(job.params.sanity), setting=job.wildcards.setting,
                                feature_cache_gib=job.params.meta["feature_cache_gib"])
     io.write_csv(job.output[0], table)
 
@@ -112,11 +114,12 @@ def sanity_theoretical(job: StepIO) -> None:
     Chunks of draws are scored in ``threads`` worker processes (the result does not depend on their number).
     """
     from neuroneval.sanity import theoretical_test
+    from neuroneval.sanity.options import TheoreticalOptions
 
-    theoretical = job.params.theoretical
-    table = theoretical_test(list(job.params.metrics), gammas=theoretical["gammas"], n=theoretical["n"],
-                             draws=theoretical["draws"], ties=job.wildcards.ties, epsilon=job.params.epsilon,
-                             seed=job.params.seed, lam=theoretical["lam"], device=theoretical.get("device"),
+    theoretical = TheoreticalOptions.from_params(job.params.theoretical)
+    table = theoretical_test(list(job.params.metrics), gammas=list(theoretical.gammas), n=theoretical.n,
+                             draws=theoretical.draws, ties=job.wildcards.ties, epsilon=job.params.epsilon,
+                             seed=job.params.seed, lam=theoretical.lam, device=theoretical.device,
                              workers=job.threads)
     io.write_csv(job.output[0], table.drop(columns="seconds"))  # wall time would break byte-identical reruns
 
@@ -125,12 +128,14 @@ def sanity_ablation(job: StepIO) -> None:
     """One ablation of 000 App. E (``{ablation}``: strength E.1, draws E.4 + E.5, semantic E.3) on one setting:
     :func:`neuroneval.sanity.ablations.ablation_table`."""
     from neuroneval.sanity.ablations import ablation_table
+    from neuroneval.sanity.options import SanityOptions
 
     hierarchy = {}
     if job.wildcards.ablation == "semantic":
         hierarchy = io.read_concept_table(job.input.concepts)[1].get("hierarchy") or {}
+    sanity = SanityOptions.from_params(job.params.sanity)
     table = ablation_table(job.wildcards.ablation, _load_units(job), job.params.metrics,
-                           _read_hyperparameters(job.input.hyperparameters), job.params.sanity,
+                           _read_hyperparameters(job.input.hyperparameters), sanity,
                            setting=job.params.setting_name, hierarchy=hierarchy)
     io.write_csv(job.output[0], table)
 
@@ -170,14 +175,15 @@ def _write_table(path: str | Path, table: pd.DataFrame) -> None:
 def sanity_table3(job: StepIO) -> None:
     """Table 3 (experimental and theoretical Decrease Acc, pass at the threshold), Tables F.1–F.4 and the tidy
     experimental results of every setting (``results/sanity_experimental.csv``)."""
+    from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import paper_groups, per_setting_table, table3
 
-    sanity = job.params.sanity
+    sanity = SanityOptions.from_params(job.params.sanity)
     experimental = _concat(job.input.experimental)
     theoretical = pd.read_csv(job.input.theoretical)
-    metrics, settings, ties = list(sanity["metrics"]), list(sanity["settings"]), sanity["ties"]
+    metrics, settings, ties = list(sanity.metrics), list(sanity.settings), sanity.ties
     _write_table(job.output.table3, table3(experimental, theoretical, metrics=metrics, settings=settings, ties=ties,
-                                           threshold=sanity["pass_threshold"]))
+                                           threshold=sanity.pass_threshold))
     for path, group in zip(job.output.detail, paper_groups(settings, (2, 2, 2)), strict=True):
         _write_table(path, per_setting_table(experimental, metrics=metrics, settings=group, ties=ties))
     io.write_csv(job.output.tidy, experimental)
@@ -187,12 +193,13 @@ def sanity_theoretical_tables(job: StepIO) -> None:
     """Tables C.1–C.4 (Decrease Acc and mean Δs per γ, ``lim γ→0`` from App. D), D.2 (closed forms), E.6/E.7
     (combinations) and Figure 3 (Δs against γ, extra labels)."""
     from neuroneval.figures.sanity import plot_delta_vs_gamma
+    from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import analytical_table, gamma_table, limit_column
 
-    sanity = job.params.sanity
-    theory = sanity["theoretical"]
+    sanity = SanityOptions.from_params(job.params.sanity)
+    theory = sanity.theoretical
     theoretical = pd.read_csv(job.input[0])
-    metrics, ties, threshold = list(sanity["metrics"]), sanity["ties"], sanity["pass_threshold"]
+    metrics, ties, threshold = list(sanity.metrics), sanity.ties, sanity.pass_threshold
     spans = theoretical.groupby("metric")["span"].first().to_dict()
     out = job.output
     passing = {}
@@ -201,57 +208,60 @@ def sanity_theoretical_tables(job: StepIO) -> None:
         passing[test] = accuracy.loc[accuracy["pass"], "metric"].tolist()
         _write_table(accuracy_path, accuracy)
         deltas = gamma_table(theoretical, metrics=metrics, test=test, ties=ties, value="mean_delta")
-        limits = limit_column(metrics, test=test, ties=ties, spans=spans, lam=theory["lam"])
+        limits = limit_column(metrics, test=test, ties=ties, spans=spans, lam=theory.lam)
         _write_table(delta_path, deltas.assign(limit=deltas["metric"].map(limits)))
-    combinations = [*sanity["combinations"]["metrics"], "f1"]
+    combinations = [*sanity.combinations.metrics, "f1"]
     for test, path in (("missing", out.e6), ("extra", out.e7)):
         _write_table(path, gamma_table(theoretical, metrics=combinations, test=test, ties=ties, threshold=threshold))
-    io.write_csv(out.d2, analytical_table(metrics, gammas=theory["gammas"], n=theory["n"], spans=spans,
-                                          epsilon=sanity["epsilon"], lam=theory["lam"]))
+    io.write_csv(out.d2, analytical_table(metrics, gammas=list(theory.gammas), n=theory.n, spans=spans,
+                                          epsilon=sanity.epsilon, lam=theory.lam))
     plot_delta_vs_gamma(theoretical[theoretical["ties"] == ties], metrics=metrics, test="extra",
-                        passing=passing["extra"], epsilon=sanity["epsilon"], path=out.figure)
+                        passing=passing["extra"], epsilon=sanity.epsilon, path=out.figure)
 
 
 def sanity_meta_tables(job: StepIO) -> None:
     """Tables F.5–F.7 (per-setting meta-AUPRC, rank, chosen α/λ; from ``results/meta.csv``) and E.9
     (combinations next to the single metrics)."""
+    from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import combination_meta_table, meta_detail_table, paper_groups
 
     meta = pd.read_csv(job.input.meta)
     settings, metrics = list(job.params.meta_settings), list(job.params.meta_metrics)
     for path, group in zip(job.output.detail, paper_groups(settings, (4, 4)), strict=True):
         _write_table(path, meta_detail_table(meta, metrics=metrics, settings=group))
-    sanity = job.params.sanity
+    sanity = SanityOptions.from_params(job.params.sanity)
     combined = _concat(job.input.combinations)
     _write_table(job.output.e9, combination_meta_table(
-        combined, combinations=sanity["combinations"]["metrics"], metrics=sanity["metrics"],
-        settings=sanity["combinations"]["meta_settings"]))
+        combined, combinations=list(sanity.combinations.metrics), metrics=list(sanity.metrics),
+        settings=list(sanity.combinations.meta_settings)))
 
 
 def sanity_ablation_tables(job: StepIO) -> None:
     """Tables E.1 (r₋, r₊), E.3 (random vs semantic), E.4 (ε), E.5 (draws) and E.8 (combinations, experimental)."""
+    from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import ablation_table, per_setting_table
 
-    sanity = job.params.sanity
+    sanity = SanityOptions.from_params(job.params.sanity)
     ablations = _concat(job.input.ablations)
-    metrics, ties = list(sanity["metrics"]), sanity["ties"]
+    metrics, ties = list(sanity.metrics), sanity.ties
     specs = ((job.output.e1, "strength", "strength", "r"), (job.output.e3, "semantic", "perturbation", ""),
              (job.output.e4, "epsilon", "epsilon", "eps"), (job.output.e5, "draws", "draws", "draws"))
     for path, ablation, column, label in specs:
         _write_table(path, ablation_table(ablations, metrics=metrics, ties=ties, ablation=ablation, column=column,
                                           label=label))
     experimental = _concat(job.input.experimental)
-    _write_table(job.output.e8, per_setting_table(experimental, metrics=[*sanity["combinations"]["metrics"], "f1"],
-                                                  settings=sanity["combinations"]["settings"], ties=ties))
+    _write_table(job.output.e8, per_setting_table(experimental, metrics=[*sanity.combinations.metrics, "f1"],
+                                                  settings=list(sanity.combinations.settings), ties=ties))
 
 
 def sanity_ties(job: StepIO) -> None:
     """``results/ties.csv`` and its figure: the tie metrics' Decrease Acc and Δs in average vs reference mode,
     experimental (per setting and mean) and theoretical (per γ and mean)."""
     from neuroneval.figures.sanity import plot_ties
+    from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import ties_comparison
 
-    metrics = list(job.params.sanity["tie_metrics"])
+    metrics = list(SanityOptions.from_params(job.params.sanity).tie_metrics)
     comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics)
     io.write_csv(job.output.table, comparison, float_format="%.4f")
     plot_ties(comparison, metrics=metrics, path=job.output.figure)

@@ -19,25 +19,23 @@ from neuroneval.pipeline.runner import StepIO
 
 def vision_world(job: StepIO) -> None:
     """Render the embedded vision world's split ``{split}`` into a directory (written whole, then renamed)."""
-    from neuroneval.worlds import build_vision_world, save_vision_world
+    from neuroneval.worlds import save_vision_world
+    from neuroneval.worlds.vision import VisionWorldOptions, build_vision_world_split
 
-    knobs = dict(job.params.world)
-    knobs.pop("splits")
-    seed = knobs.pop("seed")
-    world = build_vision_world(int(job.params.n_images), seed=seed, split=job.wildcards.split, **knobs)
+    options = VisionWorldOptions.from_params(job.params.world)
+    world = build_vision_world_split(options, job.wildcards.split, int(job.params.n_images))
     with io.atomic_directory(job.output[0]) as staging:
         save_vision_world(world, staging)
 
 
 def text_world(job: StepIO) -> None:
     """Generate split ``{split}`` of the text world; splits other than ``train`` reuse the train vocabulary."""
-    from neuroneval.worlds.text import build_text_world, load_text_world, save_text_world
+    from neuroneval.worlds.text import TextWorldOptions, build_text_world_split, load_text_world, save_text_world
 
-    knobs = dict(job.params.world)
-    knobs.pop("splits")
+    options = TextWorldOptions.from_params(job.params.world)
     split = job.wildcards.split
     vocabulary = None if split == "train" else load_text_world(Path(job.input.train)).vocabulary
-    world = build_text_world(int(job.params.n_documents), split=split, vocabulary=vocabulary, progress=True, **knobs)
+    world = build_text_world_split(options, split, int(job.params.n_documents), vocabulary=vocabulary, progress=True)
     with io.atomic_directory(job.output[0]) as staging:
         save_text_world(world, staging)
     print(json.dumps({"split": split, "documents": world.n_documents, "tokens": world.n_tokens,

@@ -8,20 +8,22 @@
   against random subsets/supersets on the same test pairs.
 
 Every metric uses the α/λ chosen for it on the setting's validation units; ``sanity`` is the ``sanity:`` block of
-params.yaml (``seed``, ``epsilon``, ``experimental.draws``, ``ablations``).
+params.yaml as :class:`~neuroneval.sanity.options.SanityOptions` (``seed``, ``epsilon``, ``experimental.draws``,
+``ablations``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from neuroneval.metrics import MetricOptions, options_for
 from neuroneval.progress import progress_bar
 from neuroneval.sanity.delta import decrease_accuracy, summarize_deltas
 from neuroneval.sanity.experimental import experimental_draw_deltas, experimental_test
+from neuroneval.sanity.options import SanityOptions
 from neuroneval.sanity.perturb import TESTS, semantic_subclasses, semantic_superclass
 from neuroneval.sanity.units import SanityUnits, chosen_params
 
@@ -33,59 +35,59 @@ ABLATION_COLUMNS = ["ablation", "setting", "metric", "test", "ties", "perturbati
 
 
 def ablation_table(ablation: str, units: SanityUnits, metrics: Sequence[str], hyperparameters: pd.DataFrame,
-                   sanity: Mapping[str, Any], *, setting: str,
+                   sanity: SanityOptions, *, setting: str,
                    hierarchy: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """One ablation (:data:`ABLATIONS`) of every metric in ``sanity.ties`` on ``units``: the tidy table
     (:data:`ABLATION_COLUMNS`). ``hyperparameters``: the chosen α/λ indexed by metric; ``hierarchy``: concept →
     children, needed by ``semantic`` only."""
     if ablation not in ABLATIONS:
         raise ValueError(f"unknown ablation {ablation!r} ({' | '.join(ABLATIONS)})")
-    ties = sanity["ties"]
     frames = []
     for metric in progress_bar(metrics, desc=f"ablation {ablation}", unit="metric"):
         params = chosen_params(hyperparameters, metric)
+        options = options_for(metric, ties=sanity.ties, **params)
         if ablation == "strength":
-            new = _strength_rows(units, metric, params, sanity, ties)
+            new = _strength_rows(units, metric, options, sanity)
         elif ablation == "draws":
-            new = _draw_rows(units, metric, params, sanity, ties)
+            new = _draw_rows(units, metric, options, sanity)
         else:
-            new = _semantic_rows(units, metric, params, sanity, ties, hierarchy or {})
+            new = _semantic_rows(units, metric, options, sanity, hierarchy or {})
         frames += [frame.assign(alpha=params.get("alpha", np.nan), lam=params.get("lam", np.nan)) for frame in new]
     tidy = pd.concat(frames, ignore_index=True).assign(setting=setting)
     return tidy.reindex(columns=ABLATION_COLUMNS)
 
 
-def _strength_rows(units: SanityUnits, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
-                   ties: str) -> list[pd.DataFrame]:
+def _strength_rows(units: SanityUnits, metric: str, options: MetricOptions, sanity: SanityOptions
+                   ) -> list[pd.DataFrame]:
     """App. E.1: Decrease Acc at each r₋ (missing) and r₊ (extra)."""
-    ablations, common = sanity["ablations"], {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"],
-                                              "seed": sanity["seed"], "ties": ties, **params}
-    frames = [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["missing"],
-                                keep=keep, **common) for keep in ablations["keep"]]
-    frames += [experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=["extra"],
-                                 multiplier=multiplier, **common) for multiplier in ablations["multiplier"]]
+    def run(test: str, keep: float | None = None, multiplier: float | None = None) -> pd.DataFrame:
+        return experimental_test(metric, units.activations, units.concepts, units.test_pairs, tests=[test],
+                                 keep=keep, multiplier=multiplier, draws=sanity.experimental.draws,
+                                 epsilon=sanity.epsilon, seed=sanity.seed, options=options)
+
+    frames = [run("missing", keep=keep) for keep in sanity.ablations.keep]
+    frames += [run("extra", multiplier=multiplier) for multiplier in sanity.ablations.multiplier]
     return [frame.assign(ablation="strength") for frame in frames]
 
 
-def _draw_rows(units: SanityUnits, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any],
-               ties: str) -> list[pd.DataFrame]:
+def _draw_rows(units: SanityUnits, metric: str, options: MetricOptions, sanity: SanityOptions) -> list[pd.DataFrame]:
     """App. E.5 (Decrease Acc with the first d draws averaged, d in ``ablations.draws``) and App. E.4 (each ε,
     at ``experimental.draws`` draws), both read off one run of the largest number of draws."""
-    ablations, base_draws = sanity["ablations"], sanity["experimental"]["draws"]
-    most = max([*ablations["draws"], base_draws])
+    ablations, base_draws = sanity.ablations, sanity.experimental.draws
+    most = max([*ablations.draws, base_draws])
     frames = []
     for test in TESTS:
         deltas, tested, span, _ = experimental_draw_deltas(metric, units.activations, units.concepts,
                                                            units.test_pairs, test=test, draws=most,
-                                                           seed=sanity["seed"], ties=ties, **params)
-        common = {"metric": metric, "test": test, "perturbation": "random", "ties": ties, "seed": sanity["seed"],
+                                                           seed=sanity.seed, options=options)
+        common = {"metric": metric, "test": test, "perturbation": "random", "ties": options.ties, "seed": sanity.seed,
                   "span": span, "n_pairs": len(tested)}
-        for draws in ablations["draws"]:
-            summary = summarize_deltas(deltas[:, :draws].mean(axis=1), sanity["epsilon"])
+        for draws in ablations.draws:
+            summary = summarize_deltas(deltas[:, :draws].mean(axis=1), sanity.epsilon)
             frames.append(pd.DataFrame([{**common, "ablation": "draws", "draws": draws,
-                                         "epsilon": sanity["epsilon"], **summary}]))
+                                         "epsilon": sanity.epsilon, **summary}]))
         base = deltas[:, :base_draws].mean(axis=1)
-        for epsilon in ablations["epsilons"]:
+        for epsilon in ablations.epsilons:
             frames.append(pd.DataFrame([{**common, "ablation": "epsilon", "draws": base_draws, "epsilon": epsilon,
                                          "mean_delta": float(base.mean()),
                                          "decrease_acc": decrease_accuracy(base, epsilon)}]))
@@ -103,11 +105,9 @@ def _semantic_pairs(units: SanityUnits, test: str, hierarchy: Mapping[str, Seque
     return pairs[np.isin(pairs[:, 1], list(testable))]
 
 
-def _semantic_rows(units: SanityUnits, metric: str, params: Mapping[str, float], sanity: Mapping[str, Any], ties: str,
+def _semantic_rows(units: SanityUnits, metric: str, options: MetricOptions, sanity: SanityOptions,
                    hierarchy: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
     """App. E.3: semantic sub/superclasses (largest child, smallest parent) vs random ones on the same units."""
-    common = {"draws": sanity["experimental"]["draws"], "epsilon": sanity["epsilon"], "seed": sanity["seed"],
-              "ties": ties, **params}
     frames = []
     for test in TESTS:
         pairs = _semantic_pairs(units, test, hierarchy)
@@ -116,6 +116,7 @@ def _semantic_rows(units: SanityUnits, metric: str, params: Mapping[str, float],
         for perturbation in ("random", "semantic"):
             frames.append(experimental_test(metric, units.activations, units.concepts, pairs, tests=[test],
                                             perturbation=perturbation, names=units.concept_names,
-                                            hierarchy=hierarchy, subclass_rule=sanity["ablations"]["subclass_rule"],
-                                            **common))
+                                            hierarchy=hierarchy, subclass_rule=sanity.ablations.subclass_rule,
+                                            draws=sanity.experimental.draws, epsilon=sanity.epsilon,
+                                            seed=sanity.seed, options=options))
     return [frame.assign(ablation="semantic") for frame in frames]

@@ -18,15 +18,16 @@ scored one draw per call (engine seed derived from the seed and the draw), givin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neuroneval.metrics import FeatureCache, score, score_pairs
+from neuroneval.metrics import FeatureCache, MetricOptions, options_for, score, score_pairs
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
-from neuroneval.sanity.params import derived_seed, is_sampled, metric_params
+from neuroneval.sanity.params import derived_seed, is_sampled
 from neuroneval.sanity.perturb import (
     TESTS,
     default_strength,
@@ -36,22 +37,8 @@ from neuroneval.sanity.perturb import (
 )
 
 PERTURBATIONS = ("random", "semantic")
-#: Engine parameters that every metric accepts and that are passed through unchanged.
-_PASS_THROUGH = ("device", "chunk_size")
-#: Metric-specific parameters a caller may give for any metric (each metric receives those it accepts).
-_METRIC_PARAMS = ("alpha", "lam", "tr_top_fraction", "tr_n_top", "tr_n_random")
 
 Block = Callable[[np.ndarray, range], np.ndarray]
-
-
-def _engine_params(metric: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The metric-specific parameters ``metric`` accepts plus the pass-through ones; unknown names raise."""
-    unknown = sorted(set(params) - set(_METRIC_PARAMS) - set(_PASS_THROUGH))
-    if unknown:
-        raise TypeError(f"unknown metric parameter(s) {unknown}; expected some of {_METRIC_PARAMS + _PASS_THROUGH}")
-    chosen = metric_params(metric, **params)
-    chosen.update({name: params[name] for name in _PASS_THROUGH if params.get(name) is not None})
-    return chosen
 
 
 def _as_pairs(pairs: Any) -> np.ndarray:
@@ -89,9 +76,9 @@ def _perturbation(test: str, perturbation: str, concept_matrix: np.ndarray, draw
 def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any, *, test: str = "missing",
                         draws: int = 1, strength: float | None = None, perturbation: str = "random",
                         names: Sequence[str] | None = None, hierarchy: Mapping[str, Sequence[str]] | None = None,
-                        subclass_rule: str = "largest", seed: int = 0, ties: str = "average",
-                        span: float | None = None, block_elements: int = 2**24, cache: FeatureCache | None = None,
-                        **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
+                        subclass_rule: str = "largest", seed: int = 0, options: MetricOptions | None = None,
+                        span: float | None = None, block_elements: int = 2**24,
+                        cache: FeatureCache | None = None) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per-pair Δs(k) of one test (Eq. 10, averaged over draws); see :func:`experimental_test`.
 
     The mean over the draw axis of :func:`experimental_draw_deltas` (same arguments).
@@ -110,8 +97,8 @@ def experimental_deltas(metric: str, activations: Any, concepts: Any, pairs: Any
     """
     per_draw, tested, span, draws = experimental_draw_deltas(
         metric, activations, concepts, pairs, test=test, draws=draws, strength=strength, perturbation=perturbation,
-        names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed, ties=ties, span=span,
-        block_elements=block_elements, cache=cache, **params)
+        names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed, options=options, span=span,
+        block_elements=block_elements, cache=cache)
     return per_draw.mean(axis=1), tested, span, draws
 
 
@@ -119,18 +106,20 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
                              draws: int = 1, strength: float | None = None, perturbation: str = "random",
                              names: Sequence[str] | None = None,
                              hierarchy: Mapping[str, Sequence[str]] | None = None, subclass_rule: str = "largest",
-                             seed: int = 0, ties: str = "average", span: float | None = None,
-                             block_elements: int = 2**24, cache: FeatureCache | None = None,
-                             **params: Any) -> tuple[np.ndarray, np.ndarray, float, int]:
+                             seed: int = 0, options: MetricOptions | None = None, span: float | None = None,
+                             block_elements: int = 2**24,
+                             cache: FeatureCache | None = None) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Per-pair, per-draw differences ``(s(a_k, c±_{t_k,d}) − s(a_k, c_{t_k})) / (max − min)`` of one test.
 
     Eq. 10 before the expectation over draws. Draw d of a concept is seeded by (seed, concept, d), and the
     top-and-random metrics score one draw per engine call, so the first D' columns of a run with D ≥ D' draws
-    are the draws a run with D' draws makes (App. E.5 compares 1, 3, 10 and 100 draws from one run). In
-    ``ties="reference"`` mode the tie-breaking noise of the other metrics is seeded per block of draws, so
-    there the prefix is only equal in distribution. For MAD and WPMI the observed ``max − min`` covers the
-    scores of all D draws. Every engine call prepares the features of all tested units, so with a ``cache``
-    (:class:`~neuroneval.metrics.FeatureCache`) they are prepared once for all blocks, tests and metrics.
+    are the draws a run with D' draws makes (App. E.5 compares 1, 3, 10 and 100 draws from one run).
+    ``options`` are the metric's (:func:`neuroneval.metrics.options_for`; default: its defaults); their ``seed``
+    is not used, each engine call gets one derived from ``seed``. In ``ties="reference"`` mode the tie-breaking
+    noise of the other metrics is seeded per block of draws, so there the prefix is only equal in distribution.
+    For MAD and WPMI the observed ``max − min`` covers the scores of all D draws. Every engine call prepares the
+    features of all tested units, so with a ``cache`` (:class:`~neuroneval.metrics.FeatureCache`) they are prepared
+    once for all blocks, tests and metrics.
 
     Returns
     -------
@@ -149,7 +138,12 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
                          f"{perturbation!r}")
     if draws < 1:
         raise ValueError(f"draws must be ≥ 1, got {draws}")
-    engine = _engine_params(metric, params)
+    options = options_for(metric, options)
+    ties = options.ties
+
+    def seeded(*entropy: int) -> MetricOptions:
+        return dataclasses.replace(options, seed=derived_seed(seed, *entropy))
+
     activation_matrix = activations.to_numpy() if hasattr(activations, "to_numpy") else np.asarray(activations)
     concept_matrix = concepts.to_numpy() if hasattr(concepts, "to_numpy") else np.asarray(concepts)
     pair_array = _as_pairs(pairs)
@@ -160,8 +154,8 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
     # Every call prepares all tested units, so a cache serves every block; in reference mode each block has its
     # own tie-breaking seed, nothing is reused, and each call prepares only its block's units.
     tested_units = np.unique(tested[:, 0]) if ties == "average" else None
-    original = score_pairs(metric, activation_matrix, concept_matrix, tested, ties=ties, units=tested_units,
-                           cache=cache, seed=derived_seed(seed, 8), **engine)
+    original = score_pairs(metric, activation_matrix, concept_matrix, tested, units=tested_units, cache=cache,
+                           options=seeded(8))
     perturbed = np.empty((tested.shape[0], draws))
     n = concept_matrix.shape[0]
     concepts_used, pair_concept = np.unique(tested[:, 1], return_inverse=True)
@@ -176,15 +170,14 @@ def experimental_draw_deltas(metric: str, activations: Any, concepts: Any, pairs
             labels = block_of(concepts_used[block], draw_range).reshape(n, block.size * width)
             slots = (pair_concept[rows] - block_start)[:, None] * width + np.arange(width)[None, :]
             block_pairs = np.column_stack([np.repeat(tested[rows, 0], width), slots.ravel()])
-            scores = score_pairs(metric, activation_matrix, labels, block_pairs, ties=ties, units=tested_units,
-                                 cache=cache, seed=derived_seed(seed, 9, block_start, draw_start), **engine)
+            scores = score_pairs(metric, activation_matrix, labels, block_pairs, units=tested_units, cache=cache,
+                                 options=seeded(9, block_start, draw_start))
             perturbed[rows, draw_range.start:draw_range.stop] = scores.reshape(rows.size, width)
     if span is None:
         if has_fixed_span(metric):
             span = value_span(metric)
         else:
-            full = score(metric, activation_matrix, concept_matrix, ties=ties, seed=derived_seed(seed, 8), cache=cache,
-                         **engine)
+            full = score(metric, activation_matrix, concept_matrix, cache=cache, options=seeded(8))
             span = value_span(metric, full, perturbed)
     return (perturbed - original[:, None]) / span, tested, float(span), draws
 
@@ -193,8 +186,8 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
                       draws: int = 1, epsilon: float = DEFAULT_EPSILON, keep: float | None = None,
                       multiplier: float | None = None, perturbation: str = "random",
                       names: Sequence[str] | None = None, hierarchy: Mapping[str, Sequence[str]] | None = None,
-                      subclass_rule: str = "largest", seed: int = 0, ties: str = "average",
-                      span: float | None = None, cache: FeatureCache | None = None, **params: Any) -> pd.DataFrame:
+                      subclass_rule: str = "largest", seed: int = 0, options: MetricOptions | None = None,
+                      span: float | None = None, cache: FeatureCache | None = None) -> pd.DataFrame:
     """Run the Missing and/or Extra Labels tests of one metric on a setting's correct (unit, concept) pairs.
 
     Parameters
@@ -222,15 +215,16 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
         Concept names (one per column) and parent → children mapping, for ``perturbation="semantic"``.
     subclass_rule : {"largest", "random_child", "random_subset"}, default "largest"
     seed : int, default 0
-    ties : {"average", "reference"}, default "average"
+        Seeds the perturbations and, derived per engine call, the metric's random samples and tie noise.
+    options : MetricOptions, optional
+        The metric's options (``neuroneval.metrics.options_for(metric, alpha=…, ties=…)``: α, λ, top-and-random
+        sizes, ``ties``, ``device``, ``chunk_size``); default: its defaults. Their ``seed`` is replaced by seeds
+        derived from ``seed``.
     span : float, optional
         Normalising ``max − min`` to use instead of the registry range / observed spread.
     cache : FeatureCache, optional
         Shares the units' prepared features with other tests and metrics on the same activations (results
         are unchanged).
-    **params
-        Metric parameters (``alpha``, ``lam``, ``tr_*``; each metric gets those it accepts), ``device``,
-        ``chunk_size``.
 
     Returns
     -------
@@ -244,10 +238,12 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
     >>> rng = np.random.default_rng(0)
     >>> concepts = (rng.random((4_000, 3)) < [0.05, 0.1, 0.2]).astype(float)
     >>> activations = concepts + 0.1 * rng.standard_normal((4_000, 3))
-    >>> table = experimental_test("iou", activations, concepts, [[0, 0], [1, 1], [2, 2]], alpha=0.1)
+    >>> table = experimental_test("iou", activations, concepts, [[0, 0], [1, 1], [2, 2]],
+    ...                           options=options_for("iou", alpha=0.1))
     >>> table[["test", "decrease_acc", "n_pairs"]].values.tolist()
     [['missing', 1.0, 3], ['extra', 1.0, 3]]
     """
+    options = options_for(metric, options)
     rows = []
     for test in tests:
         strength = keep if test == "missing" else multiplier
@@ -260,12 +256,13 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
         deltas, tested, used_span, used_draws = experimental_deltas(
             metric, activations, concepts, pairs, test=test, draws=draws, strength=strength,
             perturbation=perturbation, names=names, hierarchy=hierarchy, subclass_rule=subclass_rule, seed=seed,
-            ties=ties, span=span, cache=cache, **params)
+            options=options, span=span, cache=cache)
         summary = summarize_deltas(deltas, epsilon)
         rows.append({
             "metric": metric, "test": test, "perturbation": perturbation,
             "strength": np.nan if strength is None else strength, "draws": used_draws,
-            "epsilon": epsilon, "ties": ties, "seed": seed, "span": used_span, "mean_delta": summary["mean_delta"],
+            "epsilon": epsilon, "ties": options.ties, "seed": seed, "span": used_span,
+            "mean_delta": summary["mean_delta"],
             "delta_se": summary["delta_se"], "decrease_acc": summary["decrease_acc"],
             "increase_frac": summary["increase_frac"], "n_pairs": int(tested.shape[0]),
         })

@@ -8,34 +8,26 @@ scored in :func:`neuroneval.meta.scoring_order` so that unit features (ranks, �
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics import options_for
 from neuroneval.progress import progress_bar
 from neuroneval.sanity.experimental import experimental_test
+from neuroneval.sanity.options import SanityOptions
 from neuroneval.sanity.units import SanityUnits, chosen_params
 
 
-def tie_modes(metric: str, sanity: Mapping[str, Any]) -> list[str]:
-    """``sanity.ties``, plus the other mode(s) for the metrics of ``sanity.tie_metrics``."""
-    modes = [sanity["ties"]]
-    if metric in sanity["tie_metrics"]:
-        modes += [mode for mode in TIES if mode != sanity["ties"]]
-    return modes
-
-
 def experimental_table(units: SanityUnits, metrics: Sequence[str], hyperparameters: pd.DataFrame,
-                       sanity: Mapping[str, Any], *, setting: str, feature_cache_gib: float) -> pd.DataFrame:
+                       sanity: SanityOptions, *, setting: str, feature_cache_gib: float) -> pd.DataFrame:
     """Rows of :func:`~neuroneval.sanity.experimental.experimental_test` for every metric and tie mode, in
     ``metrics`` order, with ``setting`` first and the metric's ``alpha``/``lam`` (NaN where unused) appended.
 
     ``hyperparameters``: chosen α/λ indexed by metric; ``sanity``: the ``sanity:`` block (``ties``,
-    ``tie_metrics``, ``experimental.draws``, ``epsilon``, ``seed``); ``feature_cache_gib``: memory for unit
-    features shared by the metrics.
+    ``tie_metrics`` (:meth:`SanityOptions.tie_modes`), ``experimental.draws``, ``epsilon``, ``seed``);
+    ``feature_cache_gib``: memory for unit features shared by the metrics.
     """
     from neuroneval.meta import scoring_order
     from neuroneval.metrics import FeatureCache
@@ -45,12 +37,12 @@ def experimental_table(units: SanityUnits, metrics: Sequence[str], hyperparamete
     frames = {}
     for metric in progress_bar(scoring_order(list(metrics)), desc=f"sanity {setting}", unit="metric"):
         params = chosen_params(hyperparameters, metric)
-        for ties in tie_modes(metric, sanity):
+        for ties in sanity.tie_modes(metric):
             table = experimental_test(metric, units.activations, units.concepts, pairs,
-                                      draws=sanity["experimental"]["draws"], epsilon=sanity["epsilon"],
-                                      seed=sanity["seed"], ties=ties, cache=cache, **params)
+                                      draws=sanity.experimental.draws, epsilon=sanity.epsilon, seed=sanity.seed,
+                                      options=options_for(metric, ties=ties, **params), cache=cache)
             frames[metric, ties] = table.assign(setting=setting, alpha=params.get("alpha", np.nan),
                                                 lam=params.get("lam", np.nan))
-    tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in tie_modes(metric, sanity)],
+    tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in sanity.tie_modes(metric)],
                      ignore_index=True)
     return tidy[["setting", *[column for column in tidy.columns if column != "setting"]]]

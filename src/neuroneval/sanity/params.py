@@ -29,7 +29,7 @@ def is_sampled(metric: str) -> bool:
     (True, True, False)
     """
     spec = get_spec(metric)
-    return any(get_spec(part).kind == "sampled" for part in (spec.components or (spec.name,)))
+    return any(get_spec(part).is_sampled for part in (spec.components or (spec.name,)))
 
 
 def derived_seed(*entropy: int) -> int:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.metrics import METRICS, NeuronEvalWarning, get_spec, score, score_pairs
+from neuroneval.metrics import METRICS, MetricOptions, NeuronEvalWarning, get_spec, options_for, score, score_pairs
 from neuroneval.process_pool import completed_calls
 from neuroneval.progress import progress_bar
 from neuroneval.sanity.delta import DEFAULT_EPSILON, has_fixed_span, summarize_deltas, value_span
@@ -81,9 +81,10 @@ class _Setup:
     strengths: dict[str, float]
     device: Any = None
 
-    def params(self, metric: str, column: int) -> dict[str, Any]:
-        return {**metric_params(metric, alpha=float(self.counts[column]) / self.n, lam=self.lam),
-                "device": self.device}
+    def options(self, metric: str, column: int, seed: int) -> MetricOptions:
+        """The metric's options on γ column ``column``: α = s/n (the ideal unit's positives), λ, ties, device."""
+        taken = metric_params(metric, alpha=float(self.counts[column]) / self.n, lam=self.lam)
+        return options_for(metric, ties=self.ties, seed=seed, device=self.device, **taken)
 
 
 def _observed_span(metric: str, setup: _Setup) -> float:
@@ -96,8 +97,8 @@ def _observed_span(metric: str, setup: _Setup) -> float:
     observed = []
     for unit in range(concepts.shape[1]):
         for matrix in matrices:
-            observed.append(score(metric, concepts[:, unit:unit + 1], matrix, ties=setup.ties,
-                                  seed=derived_seed(setup.seed, 5, unit), **setup.params(metric, unit)))
+            observed.append(score(metric, concepts[:, unit:unit + 1], matrix,
+                                  options=setup.options(metric, unit, derived_seed(setup.seed, 5, unit))))
     return value_span(metric, *observed)
 
 
@@ -134,8 +135,7 @@ def _chunk_deltas(setup: _Setup, metric_names: Sequence[str], spans: dict[str, f
                 units, pairs = np.repeat(unit, width, axis=1), np.arange(width)[:, None].repeat(2, 1)
             else:
                 units, pairs = unit, np.column_stack([np.zeros(width, int), np.arange(width)])
-            scores = score_pairs(metric, units, block, pairs, ties=setup.ties, seed=engine_seed,
-                                 **setup.params(metric, task.column))
+            scores = score_pairs(metric, units, block, pairs, options=setup.options(metric, task.column, engine_seed))
             deltas[metric] = (scores - original[metric]) / spans[metric]
     return deltas
 
@@ -177,8 +177,9 @@ def theoretical_deltas(metrics: Sequence[str] | None = None, *, gammas: Sequence
         originals = []
         for column in range(len(gammas)):
             unit = setup.concepts[:, column:column + 1]
-            originals.append({m: score_pairs(m, unit, unit, [[0, 0]], ties=ties, seed=derived_seed(seed, 6, column),
-                                             **setup.params(m, column))[0] for m in metric_names})
+            originals.append({m: score_pairs(m, unit, unit, [[0, 0]],
+                                             options=setup.options(m, column, derived_seed(seed, 6, column)))[0]
+                              for m in metric_names})
     deltas = {(m, column, test): np.empty(draws) for m in metric_names
               for column in range(len(gammas)) for test in tests}
     calls = [(setup, metric_names, spans, originals[task.column], task) for task in tasks]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 
 from neuroneval import io
+from neuroneval.options import Options, check_range
 from neuroneval.progress import progress_bar
+from neuroneval.worlds.splits import check_splits
 from neuroneval.worlds.text_grammar import EOS, N_KEY_NOUNS, UNK, build_grammar, sample_documents, word_distribution
 
 SPLIT_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
@@ -174,6 +176,45 @@ def vocabulary_from_counts(words: Sequence[str], counts: np.ndarray, *, min_coun
     kept = [(-int(count), word) for word, count in zip(words, counts, strict=True)
             if count >= min_count and word not in (EOS, UNK)]
     return [EOS, UNK, *(word for _, word in sorted(kept))]
+
+
+@dataclass(frozen=True)
+class TextWorldOptions(Options):
+    """The ``world.text`` block of params.yaml: the world's ``seed``, its generation knobs (the keyword parameters
+    of :func:`build_text_world`, same names and defaults) and ``splits`` (documents per split name).
+
+    Parsed once by the workflow step and handed to :func:`build_text_world_split`; the builder checks each knob
+    and names the one out of range (one home for those checks), these options check the seed and the splits.
+    """
+
+    seed: int = 0
+    vocab_size: int = 4000
+    n_topics: int = 8
+    zipf_exponent: float = 1.0
+    doc_length: float = 128.0
+    topic_concentration: float = 0.1
+    topic_spread: float = 1.5
+    burstiness: float = 0.2
+    collocation_strength: float = 0.0
+    n_successors: int = 2
+    min_count: int = 1
+    splits: Mapping[str, int] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        check_range(self, "seed", 0, integer=True)
+        check_splits(self, "splits")
+
+
+def build_text_world_split(options: TextWorldOptions, split: str, n_documents: int, *,
+                           vocabulary: Sequence[str] | None = None, progress: bool | None = None) -> TextWorld:
+    """Split ``split`` (``n_documents`` documents) of the world that ``options`` describe: :func:`build_text_world`
+    with every knob of the options (``vocabulary``: the train split's, for the other splits)."""
+    return build_text_world(
+        n_documents, seed=options.seed, split=split, vocabulary=vocabulary, vocab_size=options.vocab_size,
+        n_topics=options.n_topics, zipf_exponent=options.zipf_exponent, doc_length=options.doc_length,
+        topic_concentration=options.topic_concentration, topic_spread=options.topic_spread,
+        burstiness=options.burstiness, collocation_strength=options.collocation_strength,
+        n_successors=options.n_successors, min_count=options.min_count, progress=progress)
 
 
 def build_text_world(

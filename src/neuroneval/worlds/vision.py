@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,10 @@ import pandas as pd
 
 from neuroneval import io
 from neuroneval.concepts.threshold import concept_positive
+from neuroneval.options import Options, check_range
 from neuroneval.progress import progress_bar
 from neuroneval.worlds import render
+from neuroneval.worlds.splits import check_splits
 from neuroneval.worlds.vision_concepts import (
     PARENT_GROUPINGS,
     build_class_catalogue,
@@ -113,6 +115,56 @@ def _check_split(split: Any) -> str:
         raise ValueError(
             f"split must be a non-empty string of letters, digits, '_' or '-' (e.g. 'train'), got {split!r}")
     return split
+
+
+@dataclass(frozen=True)
+class VisionWorldOptions(Options):
+    """The ``world.vision`` block of params.yaml: the world's ``seed``, its rendering knobs (the keyword parameters
+    of :func:`build_vision_world`, same names and defaults) and ``splits`` (images per split name).
+
+    Parsed once by the workflow step and handed to :func:`build_vision_world_split`; the builder checks each knob
+    and names the one out of range (one home for those checks), these options check the seed and the splits.
+    """
+
+    seed: int = 0
+    image_size: int = 32
+    n_classes: int = 120
+    n_shapes: int = 8
+    n_colours: int = 8
+    n_textures: int = 4
+    n_scenes: int = 5
+    class_prior_ratio: float = 15.0
+    class_prior_power: float = 3.0
+    parent_groupings: tuple[str, ...] = ("shape", "colour")
+    p_large: float = 0.5
+    position_jitter: float = 0.6
+    rotation_jitter: float = 15.0
+    max_distractors: int = 2
+    distractor_prob: float = 0.3
+    scene_weights: tuple[float, ...] | None = None
+    colour_jitter: float = 20.0
+    brightness_jitter: float = 0.12
+    noise_std: float = 8.0
+    splits: Mapping[str, int] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        check_range(self, "seed", 0, integer=True)
+        check_splits(self, "splits")
+
+
+def build_vision_world_split(options: VisionWorldOptions, split: str, n_images: int, *,
+                             progress: bool | None = None) -> VisionWorld:
+    """Split ``split`` (``n_images`` images) of the world that ``options`` describe: :func:`build_vision_world`
+    with every knob of the options."""
+    return build_vision_world(
+        n_images, seed=options.seed, split=split, image_size=options.image_size, n_classes=options.n_classes,
+        n_shapes=options.n_shapes, n_colours=options.n_colours, n_textures=options.n_textures,
+        n_scenes=options.n_scenes, class_prior_ratio=options.class_prior_ratio,
+        class_prior_power=options.class_prior_power, parent_groupings=options.parent_groupings,
+        p_large=options.p_large, position_jitter=options.position_jitter, rotation_jitter=options.rotation_jitter,
+        max_distractors=options.max_distractors, distractor_prob=options.distractor_prob,
+        scene_weights=options.scene_weights, colour_jitter=options.colour_jitter,
+        brightness_jitter=options.brightness_jitter, noise_std=options.noise_std, progress=progress)
 
 
 def build_vision_world(
