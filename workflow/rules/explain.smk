@@ -52,13 +52,111 @@ rule explain_tables:
         table1="results/explain/table1.csv",
         table2="results/explain/table2.csv",
         figure="results/explain/table1.png",
-        agreement="results/explain/agreement.csv",
     log:
         "logs/explain/tables.log",
     conda:
         "../../environment.yml"
     params:
         step=step_version("explain_results"),
+    script:
+        "../scripts/step.py"
+
+
+rule explain_cosy_generate:
+    input:
+        unpack(explain_cosy_generate_inputs),
+    output:
+        manifest="data/explain_cosy/{generator}/manifest.parquet",
+        prompts="data/explain_cosy/{generator}/prompts.csv",
+    log:
+        "logs/explain/cosy_generate_{generator}.log",
+    benchmark:
+        "logs/benchmarks/explain_cosy_generate_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        step=step_version("explain_cosy_generate"),
+        cosy=EXPLAIN_COSY,
+        pairs=EXPLAIN_COSY_PAIRS,
+        generator=explain_cosy_generator,
+    script:
+        "../scripts/step.py"
+
+
+rule explain_cosy_score:
+    input:
+        manifest="data/explain_cosy/{generator}/manifest.parquet",
+        prompts="data/explain_cosy/{generator}/prompts.csv",
+        world=EXPLAIN_COSY_WORLD or [],
+        activations=[files["activations"] for files in EXPLAIN_COSY_FILES.values()],
+        checkpoints=[files["checkpoint"] for files in EXPLAIN_COSY_FILES.values()],
+    output:
+        scores="results/explain/cosy/{generator}.csv",
+    log:
+        "logs/explain/cosy_score_{generator}.log",
+    benchmark:
+        "logs/benchmarks/explain_cosy_score_{generator}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        step=step_version("explain_cosy_score"),
+        cosy=EXPLAIN_COSY,
+        files=EXPLAIN_COSY_FILES,
+        holdout_fraction=EXPLAIN.get("holdout_fraction"),
+        seed=EXPLAIN.get("random_seed"),
+        activations=config["activations"],
+    script:
+        "../scripts/step.py"
+
+
+rule explain_crowd:
+    input:
+        unpack(explain_crowd_inputs),
+    output:
+        scores="results/explain/crowd/{setting}.csv",
+    log:
+        "logs/explain/crowd_{setting}.log",
+    benchmark:
+        "logs/benchmarks/explain_crowd_{setting}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        step=step_version("explain_crowd"),
+        setting=setting_config,
+        crowd=EXPLAIN_CROWD,
+        methods=explain_crowd_methods,
+        holdout_fraction=EXPLAIN.get("holdout_fraction"),
+        seed=EXPLAIN.get("random_seed"),
+    script:
+        "../scripts/step.py"
+
+
+rule explain_benchmark:
+    input:
+        scores=expand("results/explain/scores/{setting}.csv", setting=EXPLAIN_SETTINGS),
+        cosy=expand(
+            "results/explain/cosy/{generator}.csv", generator=EXPLAIN_COSY_GENERATORS
+        ),
+        crowd=expand(
+            "results/explain/crowd/{setting}.csv", setting=EXPLAIN_CROWD_SETTINGS
+        ),
+    output:
+        cosy_table="results/explain/cosy_table3.csv",
+        cosy_figure="results/explain/cosy_table3.png",
+        crowd_table="results/explain/crowd_table3.csv",
+        agreement="results/explain/agreement.csv",
+        agreement_figure="results/explain/agreement.png",
+    log:
+        "logs/explain/benchmark.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("explain_benchmark"),
         n_boot=EXPLAIN.get("n_boot"),
         ci_level=EXPLAIN.get("ci_level"),
         seed=EXPLAIN.get("random_seed"),
@@ -69,3 +167,4 @@ rule explain_tables:
 rule explain_results:
     input:
         rules.explain_tables.output,
+        rules.explain_benchmark.output,
