@@ -16,6 +16,10 @@ rule fidelity:
         crowd_units="results/crowd/sampling_units.csv",
         crowd_concepts=CROWD_INPUTS["concepts"],
         cosy_table2="results/cosy/table2.csv",
+        explain_table1="results/explain/table1.csv",
+        explain_table2="results/explain/table2.csv",
+        explain_agreement="results/explain/agreement.csv",
+        explain_cosy="results/explain/cosy_table3.csv",
     output:
         table="results/fidelity.csv",
         markdown="results/fidelity.md",

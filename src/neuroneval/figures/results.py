@@ -162,7 +162,8 @@ def plot_cosy_table(table: pd.DataFrame, path: str | Path) -> Path:
         axis.set_xlim(0.0, 1.0)
         reference_line(axis, 0.5, "chance", axis="x", colour=FAIL_COLOUR)
         axis.set_title(setting, loc="left", fontsize=10)
-    axes.ravel()[0].legend(title="generator", loc="lower right")
+    figure.legend(*axes.ravel()[0].get_legend_handles_labels(), title="generator", loc="outside lower right",
+                  ncols=len(generators))
     figure.suptitle("Simple explanations through CoSy (paper 002 Table 3): AUC of synthetic vs control images",
                     x=0.01, ha="left")
     figure.supxlabel("CoSy AUC (mean ± s.e. over units)", fontsize=9)
