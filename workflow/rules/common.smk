@@ -8,10 +8,11 @@ from neuroneval.pipeline.explain_steps import (
     PSEUDO_METHODS,
     TEXT_METHODS,
     base_method,
+    benchmark_files,
+    benchmark_methods,
     method_files,
     method_options,
 )
-from neuroneval.pipeline.explain_benchmark_steps import benchmark_files, benchmark_methods
 from neuroneval.pipeline.cosy_steps import (
     EMBEDDED_CHECKPOINT,
     cosy_setting_units,
@@ -466,7 +467,9 @@ def explain_crowd_inputs(wildcards):
     if EXPLAIN_CROWD.get("sampling") == "pseudo" or "bayes_pseudo" in (
         EXPLAIN_CROWD.get("aggregation") or []
     ):
-        inputs["pseudo"] = str(concept_path(setting["dataset"], EXPLAIN["pseudo_source"]))
+        inputs["pseudo"] = str(
+            concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
+        )
     return inputs
 
 

@@ -25,20 +25,8 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
-#: The baselines every CoSy and crowd table scores beside the methods (floor and ceiling of Table 1).
-BENCHMARK_BASELINES = ("random_l1", "truth")
 #: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
 SCORER_PREFIXES = {"cosy": "cosy_auc:", "crowd": "crowd:"}
-
-
-def benchmark_methods(methods: Sequence[str]) -> list[str]:
-    """The method files a CoSy or crowd block scores: its methods, then the two baselines (once each)."""
-    return list(dict.fromkeys([*methods, *BENCHMARK_BASELINES]))
-
-
-def benchmark_files(settings: Sequence[str], methods: Sequence[str]) -> list[tuple[str, str]]:
-    """(setting, method file) pairs, settings outermost."""
-    return [(setting, method) for setting in settings for method in benchmark_methods(methods)]
 
 
 def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:

@@ -39,6 +39,21 @@ SIMPLE_SUFFIX = "_l1"
 SCORE_KEYS = ["setting", "group", "method", "table", "unit", "kind", "length"]
 
 
+#: The baselines every CoSy and crowd table scores beside the methods (the floor and ceiling of Table 1).
+BENCHMARK_BASELINES = ("random_l1", "truth")
+
+
+def benchmark_methods(methods: Sequence[str]) -> list[str]:
+    """The method files an ``explain.cosy`` or ``explain.crowd`` block scores: its methods, then the two
+    baselines (once each)."""
+    return list(dict.fromkeys([*methods, *BENCHMARK_BASELINES]))
+
+
+def benchmark_files(settings: Sequence[str], methods: Sequence[str]) -> list[tuple[str, str]]:
+    """(setting, method file) pairs of :func:`benchmark_methods`, settings outermost."""
+    return [(setting, method) for setting in settings for method in benchmark_methods(methods)]
+
+
 def score_columns() -> list[str]:
     """Simulation correlation, then the sanity-passing metrics of :func:`neuroneval.explain.score_explanations`."""
     from neuroneval.explain import SANITY_PASSING_METRICS
