@@ -222,3 +222,13 @@ def test_cosy_benchmark_claims_per_generator() -> None:
     assert oracle.verdict == "holds" and embedded.verdict == "differs"
     assert "CLIP-Dissect on a 0.50 < 0.78" in embedded.reason
     assert fc.cosy_benchmark_claims(pd.DataFrame()) == []
+
+
+def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
+    crowd = pd.DataFrame({"setting": "a", "aggregation": ["u", "u", "u", "p", "p", "p"],
+                          "method": ["le_label_l1", "invert_l1", "truth"] * 2,
+                          "crowd_correlation_mean": [0.3, 0.2, 0.9, 0.1, 0.2, 0.9]})
+    (claim,) = fc.crowd_le_claims(crowd)
+    assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
+    assert claim.reason == "a/p: invert_l1 0.200 beats LE 0.100" and "0.1946" in claim.paper_value
+    assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"

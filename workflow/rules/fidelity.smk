@@ -20,6 +20,7 @@ rule fidelity:
         explain_table2="results/explain/table2.csv",
         explain_agreement="results/explain/agreement.csv",
         explain_cosy="results/explain/cosy_table3.csv",
+        explain_crowd="results/explain/crowd_table3.csv",
     output:
         table="results/fidelity.csv",
         markdown="results/fidelity.md",

@@ -46,6 +46,7 @@ class FidelityInputs:
     explain_table2: Path
     explain_agreement: Path
     explain_cosy: Path
+    explain_crowd: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
     paper_rarity: float = 0.001
 
@@ -115,6 +116,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
         ),
         *claim_builders.le_best_claims(table2),
         *claim_builders.broden_claims(table1, table2),
+        *claim_builders.crowd_le_claims(_read_optional(inputs.explain_crowd)),
         *claim_builders.crowd_agreement_claims(
             _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
         ),
