@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from neuroneval import io
+from neuroneval.pipeline.cosy_steps import _world_params
 from neuroneval.pipeline.runner import StepIO
 
 #: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
@@ -34,10 +34,6 @@ def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tu
 
     return {(str(setting), str(method)): read_explanations(path)
             for (setting, method), path in zip(pairs, paths, strict=True)}
-
-
-def _world_params(world_dir: str | Path) -> dict[str, Any]:
-    return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])
 
 
 def explain_cosy_generate(job: StepIO) -> None:
