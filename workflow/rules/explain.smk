@@ -82,6 +82,7 @@ rule explain_cosy_generate:
         cosy=EXPLAIN_COSY,
         pairs=EXPLAIN_COSY_PAIRS,
         generator=explain_cosy_generator,
+        data_root=config["external"]["data_root"],
     script:
         "../scripts/step.py"
 

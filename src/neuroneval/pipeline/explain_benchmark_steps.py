@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
-from neuroneval.pipeline.cosy_steps import _world_params
+from neuroneval.pipeline.cosy_steps import _world_params, resolve_model_path
 from neuroneval.pipeline.runner import StepIO
 
 #: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
@@ -47,8 +47,11 @@ def explain_cosy_generate(job: StepIO) -> None:
                            seed=options.seed)
     texts = sorted(set(prompts["explanation"]) - {""})
     name = job.wildcards.generator
+    spec = dict(job.params.generator or {})
+    if name == "diffusers":
+        spec["model"] = resolve_model_path(spec.get("model", ""), job.params.data_root)
     world_dir = getattr(job.input, "world", None)
-    generator = build_generator(name, dict(job.params.generator or {}),
+    generator = build_generator(name, spec,
                                 world_params=_world_params(world_dir) if world_dir else None,
                                 checkpoint=getattr(job.input, "checkpoint", None))
     plan = plan_images(texts, templates=[options.template], n_images=options.n_images)
