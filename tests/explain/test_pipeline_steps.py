@@ -15,6 +15,8 @@ from scipy.special import expit
 from neuroneval import io
 from neuroneval.cli import main
 from neuroneval.explain import Text, parse, read_explanations
+from neuroneval.explain.agreement import ranking_agreement
+from neuroneval.pipeline.explain_benchmark_steps import explain_benchmark, explain_crowd
 from neuroneval.pipeline.explain_steps import (
     BASELINES,
     EXPLAIN_METHODS,
@@ -27,7 +29,6 @@ from neuroneval.pipeline.explain_steps import (
     method_options,
     method_tables,
     pseudo_cosines,
-    ranking_agreement,
     score_columns,
     truth_recovered,
     unit_groups,
@@ -171,14 +172,13 @@ def test_scores_put_the_truth_above_and_random_below_every_method(scored) -> Non
     assert recovery["truth"] == 1.0 and recovery["netdissect"] >= 0.75 and recovery["random_l1"] < 0.5
 
 
-def test_tables_figure_and_agreement(toy, scored, tmp_path: Path) -> None:
+def test_tables_and_figure(toy, scored, tmp_path: Path) -> None:
     scores_path = toy["root"] / "scores.csv"
     outputs = {name: tmp_path / file for name, file in (("table1", "table1.csv"), ("table2", "table2.csv"),
-                                                         ("figure", "table1.png"), ("agreement", "agreement.csv"))}
+                                                         ("figure", "table1.png"))}
     explain_results(SimpleNamespace(input=SimpleNamespace(scores=[str(scores_path)]),
                                     output=SimpleNamespace(**{k: str(v) for k, v in outputs.items()}),
-                                    params=SimpleNamespace(n_boot=20, ci_level=0.9, seed=0),
-                                    wildcards=SimpleNamespace(), threads=1))
+                                    params=SimpleNamespace(), wildcards=SimpleNamespace(), threads=1))
     table1, table2 = pd.read_csv(outputs["table1"]), pd.read_csv(outputs["table2"])
     assert set(table1["method"]) == {"netdissect", "clip_dissect", "le_label_l1", "compexp_l1", "random_l1",
                                      "truth"}
@@ -189,10 +189,49 @@ def test_tables_figure_and_agreement(toy, scored, tmp_path: Path) -> None:
         assert (table["n_units"] == 8).all() and (table["group"] == "out").all()
         ceiling = table.loc[table["method"] == "truth", "simulation_correlation_mean"].item()
         assert (table["ceiling"] == ceiling).all()
-    agreement = pd.read_csv(outputs["agreement"])
-    assert set(agreement["metric"]) == set(score_columns()[1:])
-    assert set(agreement["setting"]) == {"toy", "all"} and agreement["tau"].between(-1, 1).all()
     assert outputs["figure"].stat().st_size > 5_000
+
+
+CROWD = {"settings": ["toy"], "methods": ["netdissect", "le_label_l1", "compexp_l1"], "max_units": None,
+         "n_inputs": 90, "n_raters": 2, "sampling": "pseudo", "aggregation": ["bayes_uniform", "bayes_pseudo"],
+         "rater_error": 0.13, "uniform_prior": 0.01, "prior_clip": [0.001, 0.999], "n_trials": 5, "epsilon": 0.001,
+         "ddof": 1, "seed": 0}
+
+
+def test_crowd_table_and_scorer_agreement(toy, scored, tmp_path: Path) -> None:
+    """The simulated crowd on the toy's held-out inputs: the truth above random for both aggregations, and the
+    agreement table has the simulation-vs-metric rows and the simulation-vs-crowd rows."""
+    methods = [*CROWD["methods"], "random_l1", "truth"]
+    crowd_path = tmp_path / "crowd.csv"
+    explain_crowd(SimpleNamespace(
+        input=SimpleNamespace(activations=[str(toy["activations"])], labels=str(toy["labels"]),
+                              pseudo=str(toy["pseudo"]),
+                              explanations=[str(toy["root"] / "explanations" / f"{m}.csv") for m in methods]),
+        output=SimpleNamespace(scores=str(crowd_path)),
+        params=SimpleNamespace(setting=SETTING, crowd=CROWD, methods=methods, holdout_fraction=0.25, seed=0),
+        wildcards=SimpleNamespace(setting="toy"), threads=1))
+    outputs = {name: tmp_path / file for name, file in (
+        ("cosy_table", "cosy_table3.csv"), ("cosy_figure", "cosy_table3.png"), ("crowd_table", "crowd_table3.csv"),
+        ("agreement", "agreement.csv"), ("agreement_figure", "agreement.png"))}
+    explain_benchmark(SimpleNamespace(
+        input=SimpleNamespace(scores=[str(toy["root"] / "scores.csv")], cosy=[], crowd=[str(crowd_path)]),
+        output=SimpleNamespace(**{k: str(v) for k, v in outputs.items()}),
+        params=SimpleNamespace(n_boot=20, ci_level=0.9, seed=0), wildcards=SimpleNamespace(), threads=1))
+    crowd = pd.read_csv(outputs["crowd_table"])
+    assert set(crowd["method"]) == set(methods) and set(crowd["aggregation"]) == {"bayes_uniform", "bayes_pseudo"}
+    for _, rows in crowd.groupby("aggregation"):
+        rows = rows.set_index("method")
+        assert rows.loc["truth", "crowd_correlation_mean"] > rows.loc["random_l1", "crowd_correlation_mean"] + 0.3
+        assert (rows["floor"] == rows.loc["random_l1", "crowd_correlation_mean"]).all()
+        assert (rows["n_units"] == 8).all()
+    agreement = pd.read_csv(outputs["agreement"])
+    simulated = agreement[agreement["reference"] == "simulation_correlation"]
+    assert set(simulated["metric"]) == {*score_columns()[1:], "crowd:bayes_uniform", "crowd:bayes_pseudo"}
+    assert set(agreement["setting"]) == {"toy", "all"} and agreement["tau"].between(-1, 1).all()
+    metric_pairs = agreement[agreement["reference"].isin(score_columns()[1:])]
+    assert metric_pairs.empty, "metric-vs-metric pairs are left out"
+    for name in ("cosy_figure", "agreement_figure"):
+        assert outputs[name].stat().st_size > 5_000
 
 
 def test_cli_explain_writes_the_contract(toy, tmp_path: Path, capsys) -> None:

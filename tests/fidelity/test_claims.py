@@ -227,3 +227,62 @@ def test_concepteval_claims_follow_the_papers_rules() -> None:
     assert claims_frame(passing).query("claim.str.contains('GRAD-Loss is')")["verdict"].iloc[0] == "holds"
     flipped = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating | {"SIM-Corr": 0.9}, means))
     assert "SIM-Corr has the highest" in claims_frame(flipped).query("table == 'Table 4'")["reason"].iloc[0]
+def _explain_table(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["setting", "group", "method", "simulation_correlation_mean"])
+
+
+def test_le_best_claims_name_the_settings_where_another_method_wins() -> None:
+    table2 = _explain_table([("a", "softmax", "le_label", 0.6), ("a", "softmax", "compexp", 0.4),
+                             ("a", "softmax", "truth", 0.9), ("b", "block3", "le_pseudo", 0.2),
+                             ("b", "block3", "cce", 0.3), ("b", "block3", "random", 0.5)])
+    (claim,) = fc.le_best_claims(table2)
+    assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
+    assert "b/block3: cce 0.300 beats LE 0.200" in claim.reason and "0.377" in claim.paper_value
+    (claim,) = fc.le_best_claims(table2[table2["setting"] == "a"])
+    assert claim.verdict == "holds"
+
+
+def test_broden_claims_read_only_high_level_units() -> None:
+    table1 = _explain_table([("a", "softmax", "netdissect", 0.2), ("a", "softmax", "le_label_l1", 0.4),
+                             ("h", "block3", "netdissect", 0.9), ("h", "block3", "le_label_l1", 0.4)])
+    table2 = _explain_table([("a", "softmax", "cce", 0.3), ("a", "softmax", "invert", 0.5)])
+    (claim,) = fc.broden_claims(table1, table2)
+    assert claim.verdict == "holds" and "T1 h:" not in claim.our_value and "T1 a:" in claim.our_value
+    table2.loc[0, "simulation_correlation_mean"] = 0.7
+    (claim,) = fc.broden_claims(table1, table2)
+    assert claim.verdict == "differs" and "1 of 2" in claim.reason and "cce 0.700" in claim.reason
+
+
+def test_crowd_agreement_claims_hold_when_the_interval_is_above_zero() -> None:
+    agreement = pd.DataFrame({"table": 1, "setting": "all", "reference": "simulation_correlation",
+                              "metric": ["crowd:bayes_uniform", "crowd:bayes_pseudo", "f1"],
+                              "n_methods": 5, "n_units": 30, "tau": [0.8, 0.4, 0.1], "ci_low": [0.2, -0.2, -0.5],
+                              "ci_high": [1.0, 0.8, 0.6]})
+    uniform, pseudo = fc.crowd_agreement_claims(agreement)
+    assert (uniform.verdict, pseudo.verdict) == ("holds", "differs") and "reaches 0" in pseudo.reason
+    # the paper's τ from its typed-in tables, by counting pairs: Table 1 (mean of both models) vs Table 3
+    names = list(paper.EXPLAIN_CROWD_AVERAGE)
+    first = np.array([np.mean(paper.EXPLAIN_TABLE1[name]) for name in names])
+    second = np.array([paper.EXPLAIN_CROWD_AVERAGE[name] for name in names])
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    tau = np.mean([np.sign(first[i] - first[j]) * np.sign(second[i] - second[j]) for i, j in pairs])
+    assert f"τ = {tau:.2f}" in uniform.paper_value
+
+
+def test_cosy_benchmark_claims_per_generator() -> None:
+    table = pd.DataFrame({"setting": "a", "generator": ["oracle", "oracle", "embedded", "embedded"],
+                          "method": ["invert_l1", "clip_dissect"] * 2, "auc_mean": [0.9, 0.8, 0.9, 0.5]})
+    oracle, embedded = fc.cosy_benchmark_claims(table)
+    assert oracle.verdict == "holds" and embedded.verdict == "differs"
+    assert "CLIP-Dissect on a 0.50 < 0.78" in embedded.reason
+    assert fc.cosy_benchmark_claims(pd.DataFrame()) == []
+
+
+def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
+    crowd = pd.DataFrame({"setting": "a", "aggregation": ["u", "u", "u", "p", "p", "p"],
+                          "method": ["le_label_l1", "invert_l1", "truth"] * 2,
+                          "crowd_correlation_mean": [0.3, 0.2, 0.9, 0.1, 0.2, 0.9]})
+    (claim,) = fc.crowd_le_claims(crowd)
+    assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
+    assert claim.reason == "a/p: invert_l1 0.200 beats LE 0.100" and "0.1946" in claim.paper_value
+    assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"

@@ -48,7 +48,10 @@ TINY_OVERRIDES = {
                                        "attention_head_dim": 4, "epochs": 1},
                           "sampling": {"steps": 8}}},
     # explanation methods: few maps and masks for the spatial methods, a short bootstrap
-    "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}}}, "n_boot": 50},
+    # CoSy and the crowd on the explanations: few units, images and trials
+    "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}}}, "n_boot": 50,
+                "cosy": {"max_units": 6, "n_images": 4, "n_control": 200},
+                "crowd": {"max_units": 12, "n_trials": 3}},
     # concept evaluation: one LM, short runs, few concepts per unsupervised family, enough random ones for a floor
     "concepteval": {"models": ["lm_small"], "windows": {"fit": 96, "run": 48, "subsets": 3},
                     "families": {"neuron": {"count": 8}, "sae": {"count": 8}, "pca": {"count": 4},

@@ -16,6 +16,7 @@ from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
 from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
 from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
+from neuroneval.cosy.generators import GENERATOR_NAMES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics import METRICS
@@ -34,6 +35,9 @@ ENUMS = {
     "crowd/sampling/methods/items": SAMPLING_METHODS,
     "crowd/aggregation/sampling": SAMPLING_METHODS,
     "crowd/aggregation/methods/items": AGGREGATION_METHODS,
+    "explain/cosy/generators/items": GENERATOR_NAMES,
+    "explain/crowd/sampling": SAMPLING_METHODS,
+    "explain/crowd/aggregation/items": AGGREGATION_METHODS,
     "sanity/ablations/subclass_rule": SUBCLASS_RULES,
     "concepteval/site": SITES,
     "concepteval/faithfulness/measures/items": MEASURES,

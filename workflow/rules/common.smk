@@ -8,6 +8,8 @@ from neuroneval.pipeline.explain_steps import (
     PSEUDO_METHODS,
     TEXT_METHODS,
     base_method,
+    benchmark_files,
+    benchmark_methods,
     method_files,
     method_options,
 )
@@ -394,6 +396,85 @@ def explain_score_inputs(wildcards):
 
 def explain_score_methods(wildcards):
     return EXPLAIN_METHOD_FILES[wildcards.setting]
+
+
+# CoSy and the simulated crowd on the explanations (explain.cosy, explain.crowd)
+EXPLAIN_COSY = EXPLAIN.get("cosy") or {}
+EXPLAIN_CROWD = EXPLAIN.get("crowd") or {}
+EXPLAIN_COSY_SETTINGS = list(EXPLAIN_COSY.get("settings") or [])
+EXPLAIN_CROWD_SETTINGS = list(EXPLAIN_CROWD.get("settings") or [])
+for block, names in (
+    ("cosy", EXPLAIN_COSY_SETTINGS),
+    ("crowd", EXPLAIN_CROWD_SETTINGS),
+):
+    if set(names) - set(EXPLAIN_SETTINGS):
+        raise ValueError(
+            f"params.yaml: explain.{block}.settings names settings that are not explained: "
+            f"{sorted(set(names) - set(EXPLAIN_SETTINGS))}; explained: {EXPLAIN_SETTINGS}"
+        )
+EXPLAIN_COSY_GENERATORS = list(EXPLAIN_COSY.get("generators") or [])
+EXPLAIN_COSY_FILES = cosy_setting_units(config["settings"], EXPLAIN_COSY_SETTINGS)
+EXPLAIN_COSY_WORLD = cosy_world_dir(EXPLAIN_COSY_FILES)
+# (setting, method file) pairs: the block's methods that the setting has, then random_l1 and truth
+EXPLAIN_COSY_PAIRS = [
+    [setting, method]
+    for setting, method in benchmark_files(
+        EXPLAIN_COSY_SETTINGS, EXPLAIN_COSY.get("methods") or []
+    )
+    if method in EXPLAIN_METHOD_FILES[setting]
+]
+EXPLAIN_CROWD_METHODS = {
+    setting: [
+        method
+        for method in benchmark_methods(EXPLAIN_CROWD.get("methods") or [])
+        if method in EXPLAIN_METHOD_FILES[setting]
+    ]
+    for setting in EXPLAIN_CROWD_SETTINGS
+}
+
+
+def explain_cosy_generate_inputs(wildcards):
+    """The Table 1 explanation files; the oracle reads the world, the embedded generator its checkpoint."""
+    inputs = {
+        "explanations": [
+            f"explanations/{setting}/{method}.csv"
+            for setting, method in EXPLAIN_COSY_PAIRS
+        ]
+    }
+    if wildcards.generator == "oracle":
+        inputs["world"] = EXPLAIN_COSY_WORLD
+    if wildcards.generator == "embedded":
+        inputs["checkpoint"] = EMBEDDED_CHECKPOINT
+    return inputs
+
+
+def explain_cosy_generator(wildcards):
+    """The generator's block of ``cosy:`` (the embedded model's sampling, the diffusers pipeline)."""
+    return COSY.get(wildcards.generator) or {}
+
+
+def explain_crowd_methods(wildcards):
+    return EXPLAIN_CROWD_METHODS[wildcards.setting]
+
+
+def explain_crowd_inputs(wildcards):
+    setting = config["settings"][wildcards.setting]
+    inputs = {
+        "activations": setting_activations(wildcards),
+        "labels": str(concept_path(setting["dataset"], "labels")),
+        "explanations": expand(
+            "explanations/{setting}/{method}.csv",
+            setting=wildcards.setting,
+            method=EXPLAIN_CROWD_METHODS[wildcards.setting],
+        ),
+    }
+    if EXPLAIN_CROWD.get("sampling") == "pseudo" or "bayes_pseudo" in (
+        EXPLAIN_CROWD.get("aggregation") or []
+    ):
+        inputs["pseudo"] = str(
+            concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
+        )
+    return inputs
 
 
 # Concept evaluation, paper 004 (workflow/rules/concepteval.smk)

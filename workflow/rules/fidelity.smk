@@ -20,6 +20,11 @@ rule fidelity:
         concepteval_validity="results/concepteval/validity.csv",
         concepteval_mtmm="results/concepteval/mtmm.csv",
         concepteval_methods="results/concepteval/methods.csv",
+        explain_table1="results/explain/table1.csv",
+        explain_table2="results/explain/table2.csv",
+        explain_agreement="results/explain/agreement.csv",
+        explain_cosy="results/explain/cosy_table3.csv",
+        explain_crowd="results/explain/crowd_table3.csv",
     output:
         table=report(
             "results/fidelity.csv",

@@ -118,3 +118,38 @@ CONCEPTEVAL_SIDES_MAX = 0.15
 CONCEPTEVAL_CONVERGENT_MEAN = 0.5
 #: Paper 004, Sec. 5.3 (Fig. 4): on every representative measure, TCAV (probe) > sparse autoencoder > neuron.
 CONCEPTEVAL_METHOD_ORDER: tuple[str, ...] = ("probe", "sae", "neuron")
+#: Paper 001, Table 1 (SigLIP simulation correlation, simple explanations l = 1): method → (RN-50 layer4,
+#: ViT-B-16 layer11 MLP). ND = Network Dissection, CD = CLIP-Dissect.
+EXPLAIN_TABLE1: dict[str, tuple[float, float]] = {
+    "ND": (0.1242, 0.0335),
+    "MILAN": (0.0920, 0.0194),
+    "CD": (0.1904, 0.1849),
+    "INVERT l=1": (0.1867, 0.1343),
+    "DnD": (0.1534, 0.1049),
+    "MAIA": (0.1396, 0.1497),
+    "LE(label) l=1": (0.1793, 0.2704),
+    "LE(SigLIP) l=1": (0.2413, 0.2968),
+}
+#: Paper 001, Table 2 (complex explanations l > 1), the same two models.
+EXPLAIN_TABLE2: dict[str, tuple[float, float]] = {
+    "CompExp l=3": (0.1399, 0.0468),
+    "INVERT l=3": (0.2341, 0.1101),
+    "CCE l=5": (0.0993, 0.0534),
+    "CCE l=15": (0.1510, 0.0570),
+    "LE(label)": (0.2924, 0.3243),
+    "LE(SigLIP)": (0.3772, 0.3489),
+}
+#: Paper 001, Table 3 (MTurk study, 100 neurons per model): the average correlation over both models and both
+#: Bayes aggregations, per method (its last row).
+EXPLAIN_CROWD_AVERAGE: dict[str, float] = {
+    "CD": 0.1601,
+    "INVERT l=1": 0.1219,
+    "DnD": 0.1201,
+    "MAIA": 0.1245,
+    "LE(SigLIP) l=1": 0.1946,
+}
+#: Paper 001's Broden-concept methods (their concept sets lack high-level concepts such as animal species).
+BRODEN_METHODS_001: tuple[str, ...] = ("ND", "CompExp l=3", "CCE l=5", "CCE l=15")
+#: Paper 002, Table 3: lowest mean CoSy AUC of INVERT and of CLIP-Dissect over its six models (DINO ViT-S/8 and
+#: ViT-B/16), and MILAN's highest.
+COSY_BENCHMARK_AUC: dict[str, float] = {"INVERT": 0.73, "CLIP-Dissect": 0.78, "MILAN": 0.65}

@@ -47,6 +47,11 @@ class FidelityInputs:
     concepteval_validity: Path
     concepteval_mtmm: Path
     concepteval_methods: Path
+    explain_table1: Path
+    explain_table2: Path
+    explain_agreement: Path
+    explain_cosy: Path
+    explain_crowd: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
     paper_rarity: float = 0.001
 
@@ -57,6 +62,11 @@ def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing} needed by the fidelity report")
     return frame
+
+
+def _read_optional(path: Path) -> pd.DataFrame:
+    """A table that may be empty (a header-less file when its block scores nothing)."""
+    return pd.read_csv(path) if Path(path).stat().st_size > 1 else pd.DataFrame()
 
 
 def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
@@ -79,6 +89,8 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
     meta = _read(inputs.meta, ("setting", "metric", "test_auprc"))
     table3 = _read(inputs.table3, ("metric", "pass"))
     reference_runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
+    explain_columns = ("setting", "group", "method", "simulation_correlation_mean")
+    table1, table2 = _read(inputs.explain_table1, explain_columns), _read(inputs.explain_table2, explain_columns)
     rows = [
         *claim_builders.setting_claims(
             meta,
@@ -107,6 +119,12 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
             paper_rarity=inputs.paper_rarity,
         ),
+        *claim_builders.le_best_claims(table2),
+        *claim_builders.broden_claims(table1, table2),
+        *claim_builders.crowd_le_claims(_read_optional(inputs.explain_crowd)),
+        *claim_builders.crowd_agreement_claims(
+            _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
+        ),
         *claim_builders.cosy_claims(_read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean"))),
         *claim_builders.concepteval_claims(
             _read(inputs.concepteval_reliability, ("model", "measure", "statistic", "run", "value")),
@@ -114,6 +132,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.concepteval_mtmm, ("model", "measure_a", "measure_b", "statistic", "value")),
             _read(inputs.concepteval_methods, ("model", "family", "measure", "mean")),
         ),
+        *claim_builders.cosy_benchmark_claims(_read_optional(inputs.explain_cosy)),
     ]
     return claims_frame(rows)
 

@@ -1,5 +1,5 @@
 """Figures of the main result tables: Table 4 (meta-AUPRC), the per-setting ceiling and the explanation-methods
-benchmark (paper 001 Table 1)."""
+benchmark (paper 001 Table 1), its CoSy table (paper 002 Table 3) and the scorers' ranking agreement."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.figures.style import (
+    DIVERGING,
     FAIL_COLOUR,
     FULL_WIDTH,
     GREY,
     PALETTE,
     PASS_COLOUR,
     SEQUENTIAL,
+    empty_figure,
     reference_line,
     savefig,
     shade_passing_x,
@@ -132,4 +134,70 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
     figure.suptitle(title, x=0.01, ha="left")
     figure.supxlabel("simulation correlation (mean ± s.e. over units); dashed: random floor and truth ceiling",
                      fontsize=9)
+    return savefig(figure, path)
+
+
+@styled
+def plot_cosy_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """One panel per setting of ``results/explain/cosy_table3.csv``: each method's mean CoSy AUC ± s.e. per
+    generator as grouped bars, chance (0.5) as a labelled line; the random and truth baselines are bars too."""
+    if table.empty:
+        return empty_figure(path, "no CoSy scores (explain.cosy.settings is empty)")
+    settings = list(dict.fromkeys(table["setting"]))
+    generators = list(dict.fromkeys(table["generator"]))
+    figure, axes = subplots(1, len(settings), width=FULL_WIDTH, height=4.2, squeeze=False, sharex=True)
+    height = 0.8 / len(generators)
+    for axis, setting in zip(axes.ravel(), settings, strict=True):
+        part = table[table["setting"] == setting]
+        methods = list(dict.fromkeys(part["method"]))
+        for index, generator in enumerate(generators):
+            rows = part[part["generator"] == generator].set_index("method").reindex(methods)
+            positions = np.arange(len(methods)) + (index - (len(generators) - 1) / 2) * height
+            axis.barh(positions, rows["auc_mean"], height=height, xerr=rows["auc_se"], label=generator,
+                      color=list(PALETTE.values())[index % len(PALETTE)], alpha=0.85,
+                      error_kw={"elinewidth": 0.9, "ecolor": "#333333"})
+        axis.set_yticks(np.arange(len(methods)), methods, fontsize=9)
+        axis.invert_yaxis()
+        axis.grid(axis="y", visible=False)
+        axis.set_xlim(0.0, 1.0)
+        reference_line(axis, 0.5, "chance", axis="x", colour=FAIL_COLOUR)
+        axis.set_title(setting, loc="left", fontsize=10)
+    figure.legend(*axes.ravel()[0].get_legend_handles_labels(), title="generator", loc="outside lower right",
+                  ncols=len(generators))
+    figure.suptitle("Simple explanations through CoSy (paper 002 Table 3): AUC of synthetic vs control images",
+                    x=0.01, ha="left")
+    figure.supxlabel("CoSy AUC (mean ± s.e. over units)", fontsize=9)
+    return savefig(figure, path)
+
+
+@styled
+def plot_agreement(agreement: pd.DataFrame, path: str | Path) -> Path:
+    """Heat map of Kendall τ between the Table 1 method rankings of every scorer pair, pooled over settings
+    (``setting == "all"``), each cell annotated with τ and its bootstrap interval."""
+    pooled = agreement[(agreement["table"] == 1) & (agreement["setting"] == "all")]
+    if pooled.empty:
+        return empty_figure(path, "no scorer pairs to compare")
+    names = list(dict.fromkeys([*pooled["reference"], *pooled["metric"]]))
+    position = {name: index for index, name in enumerate(names)}
+    matrix = np.full((len(names), len(names)), np.nan)
+    notes = {}
+    for row in pooled.drop_duplicates(["reference", "metric"]).itertuples(index=False):
+        i, j = position[row.reference], position[row.metric]
+        matrix[i, j] = matrix[j, i] = row.tau
+        note = f"{row.tau:.2f}" if np.isfinite(row.tau) else "–"
+        if np.isfinite(row.ci_low) and np.isfinite(row.ci_high):
+            note += f"\n[{row.ci_low:.2f}, {row.ci_high:.2f}]"
+        notes[(i, j)] = notes[(j, i)] = note
+    size = max(5.0, 0.75 * len(names) + 2.5)
+    figure, axis = subplots(width=min(FULL_WIDTH, size + 1.5), height=size)
+    image = axis.imshow(matrix, cmap=DIVERGING, vmin=-1, vmax=1)
+    for (i, j), note in notes.items():
+        axis.text(j, i, note, ha="center", va="center", fontsize=7)
+    axis.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    axis.set_yticks(range(len(names)), names)
+    axis.grid(False)
+    level = float(pooled["ci_level"].iloc[0])
+    figure.colorbar(image, ax=axis,
+                    label=f"Kendall τ of the method rankings ({level:.0%} bootstrap interval over units)")
+    axis.set_title("Do the scorers rank the simple explanations alike? (blank: pair not compared)", loc="left")
     return savefig(figure, path)

@@ -39,6 +39,21 @@ SIMPLE_SUFFIX = "_l1"
 SCORE_KEYS = ["setting", "group", "method", "table", "unit", "kind", "length"]
 
 
+#: The baselines every CoSy and crowd table scores beside the methods (the floor and ceiling of Table 1).
+BENCHMARK_BASELINES = ("random_l1", "truth")
+
+
+def benchmark_methods(methods: Sequence[str]) -> list[str]:
+    """The method files an ``explain.cosy`` or ``explain.crowd`` block scores: its methods, then the two
+    baselines (once each)."""
+    return list(dict.fromkeys([*methods, *BENCHMARK_BASELINES]))
+
+
+def benchmark_files(settings: Sequence[str], methods: Sequence[str]) -> list[tuple[str, str]]:
+    """(setting, method file) pairs of :func:`benchmark_methods`, settings outermost."""
+    return [(setting, method) for setting in settings for method in benchmark_methods(methods)]
+
+
 def score_columns() -> list[str]:
     """Simulation correlation, then the sanity-passing metrics of :func:`neuroneval.explain.score_explanations`."""
     from neuroneval.explain import SANITY_PASSING_METRICS
@@ -334,33 +349,12 @@ def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
     return table
 
 
-def ranking_agreement(reference: np.ndarray, other: np.ndarray, *, n_boot: int, ci_level: float,
-                      seed: int) -> tuple[float, float, float]:
-    """Kendall τ between the method rankings of two (units × methods) score matrices (column means), and its
-    percentile bootstrap interval over units (rows resampled together; NaN with fewer than 2 methods or units)."""
-    from scipy.stats import kendalltau
-
-    n_units, n_methods = reference.shape
-    if n_units < 2 or n_methods < 2:
-        return np.nan, np.nan, np.nan
-
-    def tau(rows: np.ndarray) -> float:
-        return float(kendalltau(np.nanmean(reference[rows], axis=0), np.nanmean(other[rows], axis=0)).statistic)
-
-    value = tau(np.arange(n_units))
-    rng = np.random.default_rng(seed)
-    boot = np.array([tau(rng.integers(0, n_units, n_units)) for _ in range(n_boot)], dtype=float)
-    boot = boot[np.isfinite(boot)]
-    if not len(boot):
-        return value, np.nan, np.nan
-    low, high = np.quantile(boot, [(1 - ci_level) / 2, (1 + ci_level) / 2])
-    return value, float(low), float(high)
-
-
 def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str], *, n_boot: int,
                      ci_level: float, seed: int) -> pd.DataFrame:
     """Kendall τ between the method rankings by mean simulation correlation and by each metric, per setting and
     pooled over settings (the methods every setting has), with a percentile bootstrap interval over units."""
+    from neuroneval.explain.agreement import ranking_agreement
+
     part = scores[(scores["table"] == table_id) & ~scores["method"].isin(BASELINES) & (scores["kind"] != "text")]
     scopes = [(str(setting), frame) for setting, frame in part.groupby("setting", sort=False)]
     common = set.intersection(*(set(frame["method"]) for _, frame in scopes)) if scopes else set()
@@ -374,14 +368,15 @@ def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str]
             other = wide[metric].reindex(index=reference.index, columns=reference.columns).to_numpy()
             value, low, high = ranking_agreement(reference.to_numpy(), other, n_boot=n_boot, ci_level=ci_level,
                                                  seed=seed)
-            rows.append({"table": table_id, "setting": scope, "metric": metric, "n_methods": reference.shape[1],
+            rows.append({"table": table_id, "setting": scope, "reference": "simulation_correlation",
+                         "metric": metric, "n_methods": reference.shape[1],
                          "n_units": reference.shape[0], "tau": value, "ci_low": low, "ci_high": high,
                          "n_boot": n_boot, "ci_level": ci_level, "seed": seed})
     return pd.DataFrame(rows)
 
 
 def explain_results(job: StepIO) -> None:
-    """Tables 1 and 2, the Table 1 figure and the scorers' ranking agreement from every setting's scores."""
+    """Tables 1 and 2 and the Table 1 figure from every setting's scores."""
     from neuroneval.figures.results import plot_explain_table
 
     scores = pd.concat([pd.read_csv(path, dtype={"unit": str}) for path in job.input.scores], ignore_index=True)
@@ -390,10 +385,5 @@ def explain_results(job: StepIO) -> None:
     table1 = summary_table(scores, 1)
     plot_explain_table(table1, job.output.figure, title="Simple explanations (l = 1): simulation correlation on "
                        "held-out inputs (paper 001 Table 1)")
-    metrics = [column for column in score_columns() if column != "simulation_correlation"]
-    agreement = pd.concat([method_agreement(scores, table_id, metrics, n_boot=int(job.params.n_boot),
-                                            ci_level=float(job.params.ci_level), seed=int(job.params.seed))
-                           for table_id in (1, 2)], ignore_index=True)
-    io.write_csv(job.output.agreement, agreement)
     print(table1[["setting", "group", "method", "simulation_correlation_mean", "floor", "ceiling",
                   "truth_recovery"]].round(3).to_string())

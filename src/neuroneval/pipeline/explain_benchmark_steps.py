@@ -1,0 +1,206 @@
+"""Steps of the explanation-method benchmark's other scorers (issue 15): CoSy, the simulated crowd, agreement.
+
+The rules of ``explain.smk`` read ``explain.cosy`` and ``explain.crowd`` of params.yaml::
+
+    explain_cosy_generate  Table 1 explanation files     -> data/explain_cosy/<generator>/{manifest.parquet,prompts.csv}
+    explain_cosy_score     images + each setting's model -> results/explain/cosy/<generator>.csv (per unit)
+    explain_crowd          a setting's tables + files    -> results/explain/crowd/<setting>.csv (per unit)
+    explain_benchmark      every scorer's per-unit table -> cosy_table3, crowd_table3, agreement (.csv, .png)
+
+Images live under ``data/explain_cosy/<generator>/`` and are reused between runs (one set per distinct prompt,
+:func:`neuroneval.cosy.synthesis.synthesize`), so methods that agree share them. Control images and crowd inputs
+are the setting's held-out inputs (``explain.holdout_fraction``), as for the simulation scores.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neuroneval import io
+from neuroneval.pipeline.cosy_steps import _world_params, resolve_model_path
+from neuroneval.pipeline.runner import StepIO
+
+#: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
+SCORER_PREFIXES = {"cosy": "cosy_auc:", "crowd": "crowd:"}
+
+
+def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    from neuroneval.explain import read_explanations
+
+    return {(str(setting), str(method)): read_explanations(path)
+            for (setting, method), path in zip(pairs, paths, strict=True)}
+
+
+def explain_cosy_generate(job: StepIO) -> None:
+    """The text each Table 1 explanation shows and its synthetic images under one generator (resumed)."""
+    from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.synthesis import plan_images, synthesize, write_manifest
+    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, prompt_table
+
+    options = CosyBenchmarkOptions.from_params(job.params.cosy)
+    prompts = prompt_table(_read_pairs(job.params.pairs, job.input.explanations), max_units=options.max_units,
+                           seed=options.seed)
+    texts = sorted(set(prompts["explanation"]) - {""})
+    name = job.wildcards.generator
+    spec = dict(job.params.generator or {})
+    if name == "diffusers":
+        spec["model"] = resolve_model_path(spec.get("model", ""), job.params.data_root)
+    world_dir = getattr(job.input, "world", None)
+    generator = build_generator(name, spec,
+                                world_params=_world_params(world_dir) if world_dir else None,
+                                checkpoint=getattr(job.input, "checkpoint", None))
+    plan = plan_images(texts, templates=[options.template], n_images=options.n_images)
+    print(f"{name}: {len(prompts)} explanations, {len(texts)} distinct texts, {len(plan)} images")
+    manifest, report = synthesize(generator, plan, Path(job.output.manifest).parent, batch_size=options.batch_size)
+    print(f"{name}: generated {report['generated']} images in {report['seconds']:.1f} s, reused {report['reused']}")
+    write_manifest(job.output.manifest, manifest)
+    io.write_csv(job.output.prompts, prompts)
+
+
+def explain_cosy_score(job: StepIO) -> None:
+    """CoSy AUC and MAD of every explanation of the prompt table: each setting's units on the synthetic images
+    vs on its first ``n_control`` held-out inputs."""
+    from neuroneval.cosy.activations import classifier_units
+    from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
+    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
+    from neuroneval.pipeline.explain_steps import holdout_mask
+
+    options = CosyBenchmarkOptions.from_params(job.params.cosy)
+    manifest = read_manifest(job.input.manifest)
+    prompts = pd.read_csv(job.input.prompts, dtype=str, keep_default_na=False)
+    world = _world_params(job.input.world)
+    images = resize_images(load_images(Path(job.input.manifest).parent, manifest["path"].tolist()),
+                           int(world["image_size"]))
+    hierarchy = json.loads((Path(job.input.world) / "hierarchy.json").read_text())
+    extraction = job.params.activations
+    parts = []
+    for setting, files in job.params.files.items():
+        frame, _ = io.read_activation_table(files["activations"])
+        held = holdout_mask(len(frame), float(job.params.holdout_fraction), int(job.params.seed))
+        unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
+        control = io.value_matrix(frame)[held][: options.n_control].astype(np.float64)
+        synthetic, names = classifier_units(files["checkpoint"], images, layer=files["layer"], hierarchy=hierarchy,
+                                            batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
+        if list(names) != unit_names:
+            raise ValueError(f"{files['activations']}: units {unit_names[:3]}... differ from the model's "
+                             f"{list(names)[:3]}...")
+        parts.append(cosy_unit_scores(prompts[prompts["setting"] == setting], unit_names=unit_names, control=control,
+                                      synthetic=synthetic.astype(np.float64), manifest=manifest,
+                                      template=options.template, generator=job.wildcards.generator))
+    scores = pd.concat(parts, ignore_index=True)
+    io.write_csv(job.output.scores, scores)
+    print(scores.groupby(["setting", "method"], sort=False)[["auc", "mad"]].mean().round(3).to_string())
+
+
+def explain_crowd(job: StepIO) -> None:
+    """The simulated crowd study (001 Sec. 4–5) of each crowd method's explanation of the setting's units, on its
+    held-out inputs."""
+    from neuroneval.cosy.evaluation import select_units
+    from neuroneval.explain import read_explanations
+    from neuroneval.explain.cosy_benchmark import shown_concepts
+    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
+    from neuroneval.pipeline.explain_steps import _aligned_concepts, _setting_ids, holdout_mask
+    from neuroneval.settings import load_setting
+
+    options = CrowdBenchmarkOptions.from_params(job.params.crowd)
+    setting = job.params.setting
+    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
+                        concept_prefixes=setting["concepts"]["prefixes"])
+    ids = _setting_ids(job.input.labels)
+    held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
+    pseudo = None
+    if options.needs_pseudo:
+        pseudo = _aligned_concepts(job.input.pseudo, ids, data.concept_names)[0][held]
+    parts = []
+    for method, path in zip(job.params.methods, job.input.explanations, strict=True):
+        frame = read_explanations(path)
+        frame = frame[frame["unit"].astype(str).isin(select_units(frame["unit"].astype(str).tolist(),
+                                                                  options.max_units, seed=options.seed))]
+        parts.append(crowd_unit_scores(
+            setting=job.wildcards.setting, method=method, units=frame["unit"].astype(str).tolist(),
+            concepts=shown_concepts(frame), activations=data.activations[held], unit_names=data.unit_names,
+            labels=data.concepts[held], pseudo=pseudo, concept_names=data.concept_names, options=options))
+    scores = pd.concat(parts, ignore_index=True)
+    io.write_csv(job.output.scores, scores)
+    print(scores.groupby(["aggregation", "method"], sort=False)["crowd_correlation"].mean().round(3).to_string())
+
+
+def scorer_tables(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame,
+                  metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Wide per-unit scores of Table 1's methods (index setting, unit; baselines and text methods left out) for
+    every scorer: ``simulation_correlation``, each metric, ``cosy_auc:<generator>``, ``crowd:<aggregation>``."""
+    from neuroneval.pipeline.explain_steps import BASELINES
+
+    def wide(frame: pd.DataFrame, value: str) -> pd.DataFrame:
+        frame = frame[~frame["method"].isin(BASELINES)]
+        return frame.pivot_table(index=["setting", "unit"], columns="method", values=value, dropna=False)
+
+    table1 = scores[(scores["table"] == 1) & (scores["kind"] != "text")]
+    scorers = {column: wide(table1, column) for column in ("simulation_correlation", *metrics)}
+    for generator, frame in cosy.groupby("generator", sort=False) if len(cosy) else ():
+        scorers[f"{SCORER_PREFIXES['cosy']}{generator}"] = wide(frame, "auc")
+    for aggregation, frame in crowd.groupby("aggregation", sort=False) if len(crowd) else ():
+        scorers[f"{SCORER_PREFIXES['crowd']}{aggregation}"] = wide(frame, "crowd_correlation")
+    return scorers
+
+
+def benchmark_agreement(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame, metrics: Sequence[str], *,
+                        n_boot: int, ci_level: float, seed: int) -> pd.DataFrame:
+    """agreement.csv: simulation vs each metric on Tables 1 and 2 (per setting and pooled), then on Table 1 every
+    pair of scorers except metric vs metric, per setting that CoSy or the crowd scored and pooled (``all``)."""
+    from neuroneval.explain.agreement import scorer_agreement
+    from neuroneval.pipeline.explain_steps import method_agreement
+
+    parts = [method_agreement(scores, table_id, metrics, n_boot=n_boot, ci_level=ci_level, seed=seed)
+             for table_id in (1, 2)]
+    scorers = scorer_tables(scores, cosy, crowd, metrics)
+    others = [name for name in scorers if name not in metrics]
+    pairs = [(first, second) for position, first in enumerate(others) for second in others[position + 1:]]
+    pairs += [(first, metric) for first in others[1:] for metric in metrics]
+    scored = sorted(set(cosy.get("setting", pd.Series(dtype=str))) | set(crowd.get("setting", pd.Series(dtype=str))))
+    scopes: list[tuple[str, Mapping[str, pd.DataFrame]]] = [
+        (setting, {name: frame[frame.index.get_level_values("setting") == setting] for name, frame in scorers.items()})
+        for setting in scored]
+    scopes.append(("all", scorers))
+    for scope, tables in scopes:
+        rows = scorer_agreement(tables, pairs=pairs, n_boot=n_boot, ci_level=ci_level, seed=seed)
+        parts.append(rows.rename(columns={"other": "metric"}).assign(table=1, setting=scope, n_boot=n_boot,
+                                                                    ci_level=ci_level, seed=seed))
+    columns = ["table", "setting", "reference", "metric", "n_methods", "n_units", "tau", "ci_low", "ci_high",
+               "n_boot", "ci_level", "seed"]
+    return pd.concat(parts, ignore_index=True)[columns]
+
+
+def _read_all(paths: Sequence[str]) -> pd.DataFrame:
+    frames = [pd.read_csv(path, dtype={"unit": str}, keep_default_na=False, na_values=[""]) for path in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def explain_benchmark(job: StepIO) -> None:
+    """CoSy and crowd tables (mean ± s.e. per method, random floor and truth ceiling) and the scorers' agreement."""
+    from neuroneval.explain.agreement import method_summary
+    from neuroneval.figures.results import plot_agreement, plot_cosy_table
+    from neuroneval.pipeline.explain_steps import score_columns
+
+    scores = _read_all(job.input.scores)
+    cosy, crowd = _read_all(job.input.cosy), _read_all(job.input.crowd)
+    cosy_table = (method_summary(cosy, keys=["setting", "generator", "method"], values=["auc", "mad"])
+                  if len(cosy) else pd.DataFrame())
+    crowd_table = (method_summary(crowd, keys=["setting", "aggregation", "method"],
+                                  values=["crowd_correlation", "label_correlation"]) if len(crowd) else pd.DataFrame())
+    io.write_csv(job.output.cosy_table, cosy_table)
+    io.write_csv(job.output.crowd_table, crowd_table)
+    plot_cosy_table(cosy_table, job.output.cosy_figure)
+    metrics = [column for column in score_columns() if column != "simulation_correlation"]
+    agreement = benchmark_agreement(scores, cosy, crowd, metrics, n_boot=int(job.params.n_boot),
+                                    ci_level=float(job.params.ci_level), seed=int(job.params.seed))
+    io.write_csv(job.output.agreement, agreement)
+    plot_agreement(agreement, job.output.agreement_figure)
+    for name, table, value in (("CoSy", cosy_table, "auc_mean"), ("crowd", crowd_table, "crowd_correlation_mean")):
+        if len(table):
+            print(name, table[[*table.columns[:3], value, "floor", "ceiling"]].round(3).to_string(), sep="\n")
