@@ -40,6 +40,7 @@ from neuroneval.explain.llm_backend import ChatBackend, LLMExplainer, LLMSimulat
 from neuroneval.explain.options import CaptionOptions, LLMOptions
 from neuroneval.explain.simulate import simulation_correlation
 from neuroneval.options import Options, check_choice, check_range
+from neuroneval.progress import progress_bar
 
 #: The measure's name in the readability tables (paper 004's ``LLM-Score`` computed by simulation).
 SIMULATION_MEASURE = "SIM-Corr"
@@ -160,7 +161,8 @@ def _llm_scores(explain_windows: np.ndarray, explain_values: np.ndarray, score_w
     rng = np.random.default_rng(options.seed)
     total = len(score_values)
     values, counts = np.empty(len(names)), np.empty(len(names), dtype=np.int64)
-    for column, text in enumerate(frame["explanation"].astype(str)):
+    texts = frame["explanation"].astype(str)
+    for column, text in enumerate(progress_bar(texts, desc="SIM-Corr (LLM simulator)", unit="concept")):
         rows = (np.arange(total) if not options.max_positions or options.max_positions >= total
                 else np.sort(rng.choice(total, size=options.max_positions, replace=False)))
         simulated = simulator.simulate(text, score_probing, rows)
