@@ -130,6 +130,26 @@ def test_evaluate_metric_takes_combinations_and_picks_the_best_validation_alpha(
     assert result.test_auprc == pytest.approx(meta_auprc(by_alpha[best][2:], truth[2:]))
 
 
+@pytest.mark.parametrize(("metric", "alpha_grid", "lam_grid"), [("iou", [0.3], [0.0]), ("wpmi", [0.3], [0.5])])
+def test_a_one_point_grid_scores_at_that_point(metric: str, alpha_grid: list[float], lam_grid: list[float]) -> None:
+    """With one grid point there is nothing to choose, but the scores are still those at that point (the sanity
+    tests pass the truth's α alone): equal to ``score`` at α (and λ), and unlike the metric's default α."""
+    rng = np.random.default_rng(11)
+    concepts = (rng.random((500, 5)) < 0.3).astype(np.float64)
+    activations = concepts + 0.9 * rng.standard_normal((500, 5))
+    truth = np.eye(5, dtype=bool)
+    val_units, test_units = np.array([0, 1]), np.array([2, 3, 4])
+    result = evaluate_metric(metric, activations, concepts, truth, val_units=val_units, test_units=test_units,
+                             alpha_grid=alpha_grid, lam_grid=lam_grid)
+    point = {"alpha": alpha_grid[0], **({"lam": lam_grid[0]} if metric == "wpmi" else {})}
+    at_point = score(metric, activations, concepts, **point)
+    assert result.params == point
+    assert result.val_auprc == pytest.approx(meta_auprc(at_point[val_units], truth[val_units]))
+    assert result.test_auprc == pytest.approx(meta_auprc(at_point[test_units], truth[test_units]))
+    default = score(metric, activations, concepts)
+    assert not np.allclose(default, at_point)  # the old path scored here and reported α as chosen
+
+
 @pytest.mark.parametrize("metric", ["wpmi", "correlation", "iou"])
 def test_evaluate_metric_matches_scoring_every_grid_point(metric: str) -> None:
     """The shared-pass grid search (WPMI interpolated in λ) equals one full ``score`` call per grid point."""

@@ -114,9 +114,11 @@ def evaluate_metric(
     if val_units.size == 0 or test_units.size == 0:
         raise ValueError(f"{metric}: validation and test sets both need units with a known concept")
     grid = hyperparameter_grid(metric, alpha_grid=alpha_grid, lam_grid=lam_grid)
-    if len(grid) == 1:  # nothing to choose: score validation and test units in one call
+    if len(grid) == 1:  # nothing to choose: score validation and test units in one call, at that one point
         units = np.concatenate([val_units, test_units])
-        scores = score_units(metric, activations, concepts, units, cache=cache, progress=progress, options=fixed)
+        scores = (_scores_on_grid(metric, activations, concepts, units, grid, fixed, cache, progress)[0] if grid[0]
+                  else score_units(metric, activations, concepts, units, cache=cache, progress=progress,
+                                   options=fixed))
         val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
         best_params: Mapping[str, float] = grid[0]
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
