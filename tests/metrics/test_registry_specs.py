@@ -36,20 +36,21 @@ from tests.metrics.conftest import make_activations, make_concepts, quiet_score
 def test_every_registered_metric_has_kernel_reference_and_options(metric: str) -> None:
     spec = METRICS[metric]
     assert callable(spec.kernel) and spec.kernel.__module__.startswith("neuroneval.metrics.")
-    assert callable(spec.reference) and spec.reference.__module__ == reference_module.__name__
+    oracle = reference_module.per_pair(metric)
+    assert callable(oracle) and oracle.__module__ == reference_module.__name__ and oracle.__name__ == spec.reference
     assert isinstance(spec.options, type) and issubclass(spec.options, MetricOptions)
     defaults = spec.options()
     fields = [field.name for field in dataclasses.fields(defaults)]
     assert fields[:len(COMMON_PARAMS)] == list(COMMON_PARAMS)
     assert tuple(fields[len(COMMON_PARAMS):]) == spec.params
     assert all(getattr(defaults, name) == DEFAULTS[name] for name in fields)
-    taken = set(inspect.signature(spec.reference).parameters) - {"a", "c"}
+    taken = set(inspect.signature(oracle).parameters) - {"a", "c"}
     if spec.is_sampled:  # given the sample, the hyper-parameters of the sampler do not enter
         assert taken == {"sample"}
     else:
         assert taken == set(spec.params) - {"top_alpha"}, "the reference takes the metric's hyper-parameters"
         for name in taken:  # the oracle restates the defaults (it imports nothing of the engine); they agree
-            assert inspect.signature(spec.reference).parameters[name].default == getattr(defaults, name), name
+            assert inspect.signature(oracle).parameters[name].default == getattr(defaults, name), name
 
 
 def test_kernels_and_references_are_distinct_per_metric() -> None:

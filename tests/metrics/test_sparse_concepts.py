@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from neuroneval.metrics import METRICS, context, score, score_pairs
+from neuroneval.metrics.reference import per_pair
 from tests.metrics.conftest import make_activations, metric_params, quiet_score
 
 N_INPUTS = 2000
@@ -46,7 +47,7 @@ def test_sparse_path_matches_the_per_pair_reference(metric: str, one_hot_data) -
     activations, concepts = one_hot_data
     params = metric_params(metric, 0.03)
     scores = quiet_score(score, metric, activations, concepts, **params)
-    expected = np.array([[METRICS[metric].reference(activations[:, k], concepts[:, t], **params)
+    expected = np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
                           for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
     np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-12)
 

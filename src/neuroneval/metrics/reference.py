@@ -11,6 +11,7 @@ values) are those of ``ties="average"`` in :func:`neuroneval.metrics.score`; the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -216,3 +217,15 @@ PER_PAIR = {
     "auprc": auprc,
     "inverse_auprc": inverse_auprc,
 }
+
+
+def per_pair(metric: str) -> Callable[..., float]:
+    """The per-pair implementation of a registered metric: the function of this module that its registry entry
+    names (:attr:`neuroneval.metrics.registry.MetricSpec.reference`). ``ValueError`` for a metric without one
+    (a combination) or an unknown metric."""
+    from neuroneval.metrics.registry import get_spec
+
+    name = get_spec(metric).reference
+    if name is None:
+        raise ValueError(f"metric {metric!r} has no per-pair reference (combinations are scored by their parts)")
+    return globals()[name]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from neuroneval.metrics import confusion, correlation, ranking, reference, topandrandom, wpmi_mad
+from neuroneval.metrics import confusion, correlation, ranking, topandrandom, wpmi_mad
 from neuroneval.metrics.metric_options import (
     COMMON_PARAMS,
     DEFAULTS,
@@ -61,9 +61,12 @@ class MetricSpec:
         The batched kernel (every (unit, concept) pair of a block at once; ``None`` for a combination, whose
         parts are scored by theirs).
     reference
-        The obvious per-pair implementation in :mod:`neuroneval.metrics.reference` (an independent oracle):
-        ``reference(a, c, **hyper-parameters)``; for a sampled metric ``reference(a, c, sample)``, given the
-        sample (:func:`~neuroneval.metrics.reference.top_and_random_sample`); ``None`` for a combination.
+        Name of the obvious per-pair implementation in :mod:`neuroneval.metrics.reference` (an independent
+        oracle; :func:`neuroneval.metrics.reference.per_pair` returns it): ``reference(a, c, **hyper-parameters)``;
+        for a sampled metric ``reference(a, c, sample)``, given the sample
+        (:func:`~neuroneval.metrics.reference.top_and_random_sample`); ``None`` for a combination. A name, not
+        the function, so that the workflow, which imports the registry, never imports the oracle: a change to it
+        reruns no rule.
     inverse
         Name of the metric with the two roles swapped, where one exists.
     affine_invariant
@@ -80,7 +83,7 @@ class MetricSpec:
     framing: str
     formula: str
     kernel: Kernel | None = None
-    reference: Callable[..., float] | None = None
+    reference: str | None = None
     inverse: str | None = None
     affine_invariant: bool = True
     components: tuple[str, ...] = field(default=())
@@ -126,9 +129,9 @@ class MetricSpec:
 
 
 def _spec(name: str, kind: str, value_range: tuple[float, float], options: type[MetricOptions], framing: str,
-          formula: str, kernel: Kernel, reference_function: Callable[..., float], **extra: object) -> MetricSpec:
+          formula: str, kernel: Kernel, reference_name: str, **extra: object) -> MetricSpec:
     return MetricSpec(name=name, kind=kind, value_range=value_range, higher_is_better=True, options=options,
-                      framing=framing, formula=formula, kernel=kernel, reference=reference_function,
+                      framing=framing, formula=formula, kernel=kernel, reference=reference_name,
                       **extra)  # type: ignore[arg-type]
 
 
@@ -139,58 +142,58 @@ _REAL = (-math.inf, math.inf)
 _SPECS = (
     _spec("recall", "binary", _UNIT, TopAlphaOptions, "simulation",
           "TP / (TP + FN) = B(a)·B(c) / |B(a)|  (000 Eq. 4, Table A.1)",
-          confusion.recall, reference.recall, inverse="precision"),
+          confusion.recall, "recall", inverse="precision"),
     _spec("precision", "binary", _UNIT, TopAlphaOptions, "simulation",
           "TP / (TP + FP) = B(a)·B(c) / |B(c)|  (000 Eq. 8, Table A.1)",
-          confusion.precision, reference.precision, inverse="recall"),
+          confusion.precision, "precision", inverse="recall"),
     _spec("f1", "binary", _UNIT, TopAlphaOptions, "symmetric",
           "2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|)  (000 Eq. A.4)",
-          confusion.f1, reference.f1),
+          confusion.f1, "f1"),
     _spec("iou", "binary", _UNIT, TopAlphaOptions, "symmetric",
           "TP / (TP + FP + FN)  (000 Eq. 5, A.13)",
-          confusion.iou, reference.iou),
+          confusion.iou, "iou"),
     _spec("accuracy", "binary", _UNIT, TopAlphaOptions, "symmetric",
           "(TP + TN) / n  (000 Eq. A.3)",
-          confusion.accuracy, reference.accuracy),
+          confusion.accuracy, "accuracy"),
     _spec("balanced_accuracy", "binary", _UNIT, TopAlphaOptions, "simulation",
           "TP / (2|B(a)|) + TN / (2(n − |B(a)|))  (000 Eq. A.5)",
-          confusion.balanced_accuracy, reference.balanced_accuracy, inverse="inverse_balanced_accuracy"),
+          confusion.balanced_accuracy, "balanced_accuracy", inverse="inverse_balanced_accuracy"),
     _spec("inverse_balanced_accuracy", "binary", _UNIT, TopAlphaOptions, "classification",
           "TP / (2|B(c)|) + TN / (2(n − |B(c)|))  (000 Eq. A.6)",
-          confusion.inverse_balanced_accuracy, reference.inverse_balanced_accuracy, inverse="balanced_accuracy"),
+          confusion.inverse_balanced_accuracy, "inverse_balanced_accuracy", inverse="balanced_accuracy"),
     _spec("auc", "rank", _UNIT, TopAlphaOptions, "simulation",
           "Mann–Whitney AUC of the score c against the label B(a), ties count ½  (000 Eq. A.7)",
-          ranking.auc, reference.auc, inverse="inverse_auc"),
+          ranking.auc, "auc", inverse="inverse_auc"),
     _spec("inverse_auc", "rank", _UNIT, MetricOptions, "classification",
           "Mann–Whitney AUC of the score a against the label B(c), ties count ½  (000 Eq. A.8)",
-          ranking.inverse_auc, reference.inverse_auc, inverse="auc"),
+          ranking.inverse_auc, "inverse_auc", inverse="auc"),
     _spec("correlation", "continuous", _SIGNED, MetricOptions, "symmetric",
           "Pearson: Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²)  (000 Eq. 6, Table A.2)",
-          correlation.correlation, reference.correlation),
+          correlation.correlation, "correlation"),
     _spec("correlation_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
           "Pearson on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bills et al. 2023)",
-          topandrandom.correlation_tr, reference.correlation_on),
+          topandrandom.correlation_tr, "correlation_on"),
     _spec("spearman", "rank", _SIGNED, MetricOptions, "symmetric",
           "Pearson of the ranks R(a), R(c)  (000 Eq. A.9)",
-          correlation.spearman, reference.spearman),
+          correlation.spearman, "spearman"),
     _spec("spearman_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
           "Spearman on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bricken et al. 2023)",
-          topandrandom.spearman_tr, reference.spearman_on),
+          topandrandom.spearman_tr, "spearman_on"),
     _spec("cosine", "continuous", _SIGNED, MetricOptions, "symmetric",
           "a·c / (‖a‖₂ ‖c‖₂)  (000 Eq. A.10)",
-          correlation.cosine, reference.cosine, affine_invariant=False),
+          correlation.cosine, "cosine", affine_invariant=False),
     _spec("wpmi", "continuous", _REAL, WpmiOptions, "simulation",
           "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)",
-          wpmi_mad.wpmi, reference.wpmi),
+          wpmi_mad.wpmi, "wpmi"),
     _spec("mad", "continuous", _REAL, MetricOptions, "classification",
           "mean of a over B(c) − mean of a over not B(c)  (000 Eq. 7, Table A.2)",
-          wpmi_mad.mad, reference.mad, affine_invariant=False),
+          wpmi_mad.mad, "mad", affine_invariant=False),
     _spec("auprc", "rank", _UNIT, TopAlphaOptions, "simulation",
           "step-wise average precision of the score c against the label B(a)  (000 App. A.3 item 10)",
-          ranking.auprc, reference.auprc, inverse="inverse_auprc"),
+          ranking.auprc, "auprc", inverse="inverse_auprc"),
     _spec("inverse_auprc", "rank", _UNIT, MetricOptions, "classification",
           "step-wise average precision of the score a against the label B(c)  (000 App. A.3 item 11)",
-          ranking.inverse_auprc, reference.inverse_auprc, inverse="auprc"),
+          ranking.inverse_auprc, "inverse_auprc", inverse="auprc"),
 )
 
 #: The 18 metrics of paper 000, by name (read-only).
