@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from neuroneval.cosy import DiffusersGenerator, ImageGenerator, build_generator
+from neuroneval.cosy.options import DiffusersOptions
 from neuroneval.cosy.synthesis import plan_images, synthesize
 
 
@@ -49,8 +50,8 @@ def tiny_pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_tiny_pipeline_offline(tiny_pipeline: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    spec = {"model": str(tiny_pipeline), "steps": 3, "guidance_scale": 2.0, "height": 8, "width": 8,
-            "dtype": "float32", "batch_size": 2, "device": "cpu", "local_files_only": True, "negative_prompt": None}
+    spec = DiffusersOptions(model=str(tiny_pipeline), steps=3, guidance_scale=2.0, height=8, width=8,
+                            dtype="float32", batch_size=2, device="cpu", local_files_only=True, negative_prompt=None)
     generator = build_generator("diffusers", spec)
     assert isinstance(generator, DiffusersGenerator) and isinstance(generator, ImageGenerator)
     assert generator.config()["pipeline"] == "StableDiffusionPipeline"

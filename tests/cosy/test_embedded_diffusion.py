@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,6 @@ from diffusers import DDIMScheduler, UNet2DConditionModel
 from neuroneval.cosy import TEMPLATES, ImageGenerator, fill_template, image_seed
 from neuroneval.cosy.embedded_diffusion import (
     CLIP_FILE,
-    DEFAULT_CONFIG,
     MODEL_CARD,
     TEXT_ENCODER_DIR,
     TRAINING_REPORT,
@@ -24,14 +24,16 @@ from neuroneval.cosy.embedded_diffusion import (
     conditioning_text,
     train_embedded_diffusion,
 )
+from neuroneval.cosy.options import EmbeddedTrainingOptions
 from neuroneval.models.clip import load_clip, save_clip, train_clip
 from neuroneval.models.training import TrainingOptions
+from neuroneval.options import OptionsError
 from neuroneval.worlds import build_vision_world, load_vision_world, save_vision_world
 
 TINY_CLIP = {"embed_dim": 16, "vision": {"image_size": 32, "layers": 1, "width": 16, "patch_size": 16, "head_width": 8},
              "text": {"context_length": 24, "width": 16, "heads": 2, "layers": 1}}
-TINY_UNET = {"block_out_channels": [8, 16, 16], "attention_levels": [False, False, True], "norm_num_groups": 4,
-             "attention_head_dim": 4, "epochs": 1, "batch_size": 16}
+TINY_UNET = EmbeddedTrainingOptions(block_out_channels=(8, 16, 16), attention_levels=(False, False, True),
+                                    norm_num_groups=4, attention_head_dim=4, epochs=1, batch_size=16)
 PROMPTS = [fill_template("closeup", "a red striped circle"), "a blue square", "photo of a circle on grass"]
 
 
@@ -77,7 +79,8 @@ def test_training_writes_a_self_contained_checkpoint(trained: dict) -> None:
 def test_training_is_deterministic(trained: dict, tmp_path: Path) -> None:
     train_embedded_diffusion(trained["world"], trained["clip"], tmp_path / "again", TINY_UNET)
     assert checkpoint_sha256(tmp_path / "again") == checkpoint_sha256(trained["checkpoint"])
-    train_embedded_diffusion(trained["world"], trained["clip"], tmp_path / "seed1", {**TINY_UNET, "seed": 1})
+    train_embedded_diffusion(trained["world"], trained["clip"], tmp_path / "seed1",
+                             dataclasses.replace(TINY_UNET, seed=1))
     assert checkpoint_sha256(tmp_path / "seed1") != checkpoint_sha256(trained["checkpoint"])
 
 
@@ -166,11 +169,11 @@ def test_templates_keep_only_caption_words(trained: dict) -> None:
         conditioning_text("realistic painting", tokenizer)
     # training texts: templated with probability template_fraction, always in the vocabulary, ∅ under dropout
     world = load_vision_world(trained["world"])
-    config = {**DEFAULT_CONFIG, "template_fraction": 1.0, "cond_dropout": 0.0}
+    config = EmbeddedTrainingOptions(template_fraction=1.0, cond_dropout=0.0)
     texts = _TrainingTexts(world, tokenizer, config)(np.arange(48))
     assert all(text and all(word in tokenizer.index for word in text.split()) for text in texts)
     assert sum(text.startswith(("photo of", "a of")) for text in texts) > 10
-    dropped = _TrainingTexts(world, tokenizer, {**config, "cond_dropout": 1.0})(np.arange(48))
+    dropped = _TrainingTexts(world, tokenizer, dataclasses.replace(config, cond_dropout=1.0))(np.arange(48))
     assert dropped == [""] * 48
 
 
@@ -191,8 +194,10 @@ def test_bad_requests_raise(generator: EmbeddedDiffusionGenerator, tmp_path: Pat
 
 
 def test_bad_training_config_raises(trained: dict, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown embedded-diffusion config keys"):
-        train_embedded_diffusion(trained["world"], trained["clip"], tmp_path / "x", {"epoch": 1})
+    with pytest.raises(OptionsError, match="unknown option 'epoch'"):
+        EmbeddedTrainingOptions.from_params({"epoch": 1})
+    with pytest.raises(OptionsError, match=r"EmbeddedTrainingOptions\.caption_fraction \+ class_prompt_fraction"):
+        EmbeddedTrainingOptions(caption_fraction=0.8, class_prompt_fraction=0.3)
     with pytest.raises(ValueError, match="CLIP checkpoint"):
         train_embedded_diffusion(trained["world"], tmp_path / "no_clip.pt", tmp_path / "x", TINY_UNET)
     assert not (tmp_path / "x").exists()
@@ -211,7 +216,7 @@ def test_failed_training_leaves_no_partial_folder(trained: dict, tmp_path: Path,
 
     monkeypatch.setattr(UNet2DConditionModel, "save_pretrained", save_then_fail)
     with pytest.raises(OSError, match="disk full"):
-        train_embedded_diffusion(trained["world"], trained["clip"], target, {**TINY_UNET, "seed": 3})
+        train_embedded_diffusion(trained["world"], trained["clip"], target, dataclasses.replace(TINY_UNET, seed=3))
     with pytest.raises(OSError, match="disk full"):
         train_embedded_diffusion(trained["world"], trained["clip"], tmp_path / "fresh", TINY_UNET)
     assert checkpoint_sha256(target) == before

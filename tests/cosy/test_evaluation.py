@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,13 +18,14 @@ from neuroneval.cosy.evaluation import (
     select_units,
     table2,
 )
+from neuroneval.cosy.options import CosyOptions, CosySeedsOptions
 from neuroneval.cosy.prompts import fill_template
 from neuroneval.metrics import WpmiOptions
 
 CLASSES = ["class:red_solid_circle", "class:blue_striped_square", "class:green_dotted_star", "class:pink_solid_ring"]
-KNOBS = {"n_images": 4, "template": "closeup",
-         "templates": {"names": ["a", "closeup"], "n_concepts": 1, "n_natural": 5},
-         "seeds": {"generation_seeds": [0, 1, 2], "n_units": 2}}
+OPTIONS = CosyOptions.from_params({"n_images": 4, "template": "closeup",
+                                   "templates": {"names": ["a", "closeup"], "n_concepts": 1, "n_natural": 5},
+                                   "seeds": {"generation_seeds": [0, 1, 2], "n_units": 2}})
 
 
 def _truth() -> pd.DataFrame:
@@ -60,7 +63,7 @@ def test_explanation_table() -> None:
 
 def test_image_plan_covers_the_studies() -> None:
     table = explanation_table(_truth(), setting="s", candidates=CLASSES, max_units=None, seed=0)
-    plan = image_plan(table, KNOBS)
+    plan = image_plan(table, OPTIONS)
     main = plan[(plan["template"] == "closeup") & (plan["generation_seed"] == 0)]
     assert set(main["explanation"]) == set(table["explanation"]) and len(main) == 4 * table["explanation"].nunique()
     assert set(plan.loc[plan["template"] == "a", "explanation"]) == {"a red solid circle"}
@@ -73,8 +76,9 @@ def _fake_run():
     """4 units; unit k fires (value 3) on images of class k, else noise; control: 25 images per class + 400 others."""
     rng = np.random.default_rng(0)
     table = explanation_table(_truth(), setting="s", candidates=CLASSES, max_units=None, seed=0)
-    plan = image_plan(table, {**KNOBS, "templates": {**KNOBS["templates"], "n_concepts": 0},
-                              "seeds": {"generation_seeds": [0], "n_units": 0}})
+    plan = image_plan(table, dataclasses.replace(
+        OPTIONS, templates=dataclasses.replace(OPTIONS.templates, n_concepts=0),
+        seeds=CosySeedsOptions(generation_seeds=(0,), n_units=0)))
     manifest = plan.assign(generator="fake", config_hash="0")
     concept_index = {concept: k for k, concept in enumerate(CLASSES)}
     explanation_concept = dict(zip(table["explanation"], table["concept"], strict=False))

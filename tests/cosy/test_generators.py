@@ -9,6 +9,7 @@ import pytest
 
 from neuroneval.cosy import TEMPLATES, ImageGenerator, OracleGenerator, config_hash, fill_template, image_seed
 from neuroneval.cosy.generators import build_generator
+from neuroneval.cosy.options import DiffusersOptions
 from neuroneval.cosy.prompts import strip_template
 from neuroneval.worlds import build_vision_world
 from neuroneval.worlds.render import COLOURS
@@ -89,10 +90,10 @@ def test_request_checks(oracle: OracleGenerator, prompts: list, seeds: list, mes
 
 def test_build_generator_errors() -> None:
     with pytest.raises(ValueError, match="unknown generator"):
-        build_generator("midjourney", {})
+        build_generator("midjourney")
     with pytest.raises(ValueError, match="world's params"):
-        build_generator("oracle", {})
+        build_generator("oracle")
     with pytest.raises(ValueError, match=r"cosy\.diffusers\.model is empty"):
-        build_generator("diffusers", {"model": ""})
+        build_generator("diffusers", DiffusersOptions(model=""))
     with pytest.raises(FileNotFoundError, match="no such folder"):
-        build_generator("diffusers", {"model": "/nonexistent/sdxl"})
+        build_generator("diffusers", DiffusersOptions(model="/nonexistent/sdxl"))

@@ -16,7 +16,7 @@ from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
 from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
 from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
-from neuroneval.cosy.generators import GENERATOR_NAMES
+from neuroneval.cosy.options import GENERATOR_NAMES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics import METRICS

@@ -56,7 +56,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,32 +66,16 @@ from diffusers import DDIMScheduler, DDPMScheduler, UNet2DConditionModel
 from open_clip.transformer import text_global_pool
 
 from neuroneval.cosy.image_generator import check_request
+from neuroneval.cosy.options import EmbeddedTrainingOptions
 from neuroneval.cosy.prompts import TEMPLATES
 from neuroneval.io import write_json
 from neuroneval.models.clip import CaptionTokenizer, load_clip
 from neuroneval.models.training import fit
 from neuroneval.progress import progress_bar
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "image_size": 32,  # pixels per side (the world's images)
-    "block_out_channels": [32, 64, 64],  # UNet channels per resolution level (32, 16, 8 pixels)
-    "layers_per_block": 1,  # ResNet blocks per level (the decoder has one more)
-    "attention_levels": [False, False, False],  # levels with text cross-attention (mid block: if the last has it)
-    "attention_head_dim": 8,  # channels per attention head
-    "norm_num_groups": 8,  # GroupNorm groups
-    "num_train_timesteps": 1000,  # DDPM T
-    "beta_schedule": "squaredcos_cap_v2",  # cosine schedule (better than linear for small images)
-    "epochs": 2,  # passes over the world's images
-    "batch_size": 64,  # images per optimiser step
-    "learning_rate": 0.002,  # peak of the one-cycle AdamW schedule
-    "weight_decay": 0.0,  # AdamW weight decay
-    "seed": 0,  # initialisation, noise, timesteps, batch order and text choices
-    "cond_dropout": 0.1,  # probability of the empty caption (trains the unconditional model for CFG)
-    "caption_fraction": 0.5,  # probability of the image's caption as its text
-    "class_prompt_fraction": 0.25,  # probability of its leaf-class prompt ("a red striped circle")
-    "template_fraction": 0.3,  # probability of wrapping the text in one of the five prompt templates
-}
-"""Model, training and text-mixing knobs of :func:`train_embedded_diffusion` (any subset may be overridden)."""
+DEFAULT_CONFIG: dict[str, Any] = EmbeddedTrainingOptions().to_config()
+"""Model, training and text-mixing knobs of :func:`train_embedded_diffusion`: the defaults of
+:class:`~neuroneval.cosy.options.EmbeddedTrainingOptions` (the one source of truth), as a JSON-able mapping."""
 
 ATTRIBUTE_PREFIXES = ("shape:", "colour:", "texture:", "size:", "scene:")
 """Label concepts whose prompts train the single-attribute conditioning ("a circle", "a red", "on grass")."""
@@ -151,41 +135,27 @@ class TextConditioner:
         return states, mask, pooled
 
 
-def build_unet(config: Mapping[str, Any], *, text_width: int, embed_dim: int) -> UNet2DConditionModel:
+def build_unet(config: EmbeddedTrainingOptions, *, text_width: int, embed_dim: int) -> UNet2DConditionModel:
     """The ``UNet2DConditionModel`` of ``config``: cross-attention at ``attention_levels``, pooled text projection."""
-    channels = tuple(int(width) for width in config["block_out_channels"])
-    levels = [bool(flag) for flag in config["attention_levels"]]
+    channels = tuple(int(width) for width in config.block_out_channels)
+    levels = [bool(flag) for flag in config.attention_levels]
     if len(levels) != len(channels):
         raise ValueError(f"attention_levels ({len(levels)}) and block_out_channels ({len(channels)}) differ in length")
     down = tuple("CrossAttnDownBlock2D" if flag else "DownBlock2D" for flag in levels)
     up = tuple("CrossAttnUpBlock2D" if flag else "UpBlock2D" for flag in reversed(levels))
     return UNet2DConditionModel(
-        sample_size=int(config["image_size"]), in_channels=3, out_channels=3, block_out_channels=channels,
-        layers_per_block=int(config["layers_per_block"]), down_block_types=down, up_block_types=up,
+        sample_size=int(config.image_size), in_channels=3, out_channels=3, block_out_channels=channels,
+        layers_per_block=int(config.layers_per_block), down_block_types=down, up_block_types=up,
         mid_block_type="UNetMidBlock2DCrossAttn" if levels[-1] else "UNetMidBlock2D",
-        cross_attention_dim=text_width, attention_head_dim=int(config["attention_head_dim"]),
-        norm_num_groups=int(config["norm_num_groups"]), class_embed_type="projection",
+        cross_attention_dim=text_width, attention_head_dim=int(config.attention_head_dim),
+        norm_num_groups=int(config.norm_num_groups), class_embed_type="projection",
         projection_class_embeddings_input_dim=embed_dim)
-
-
-def _check_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
-    if unknown:
-        raise ValueError(f"unknown embedded-diffusion config keys {unknown}; known: {sorted(DEFAULT_CONFIG)}")
-    merged = {**DEFAULT_CONFIG, **config}
-    for key in ("cond_dropout", "caption_fraction", "class_prompt_fraction", "template_fraction"):
-        if not 0.0 <= float(merged[key]) <= 1.0:
-            raise ValueError(f"config {key} must be in [0, 1], got {merged[key]}")
-    if merged["caption_fraction"] + merged["class_prompt_fraction"] > 1.0:
-        raise ValueError("caption_fraction + class_prompt_fraction must be <= 1, got "
-                         f"{merged['caption_fraction']} + {merged['class_prompt_fraction']}")
-    return merged
 
 
 class _TrainingTexts:
     """Draws each training image's text: caption, class prompt or attribute prompt, maybe templated, maybe ∅."""
 
-    def __init__(self, world: Any, tokenizer: CaptionTokenizer, config: Mapping[str, Any]) -> None:
+    def __init__(self, world: Any, tokenizer: CaptionTokenizer, config: EmbeddedTrainingOptions) -> None:
         from neuroneval.worlds.vision_concepts import concept_prompt
 
         self.captions = list(world.captions)
@@ -197,23 +167,23 @@ class _TrainingTexts:
         self.templates = [pattern for pattern in TEMPLATES.values()]
         self.tokenizer = tokenizer
         self.config = config
-        self.rng = np.random.default_rng([int(config["seed"]), 0x7E47])
+        self.rng = np.random.default_rng([int(config.seed), 0x7E47])
 
     def __call__(self, indices: np.ndarray) -> list[str]:
         config, rng = self.config, self.rng
         texts = []
         for index in indices:
             source, template_draw, dropout_draw = rng.random(3)
-            if source < config["caption_fraction"]:
+            if source < config.caption_fraction:
                 text = self.captions[index]
-            elif source < config["caption_fraction"] + config["class_prompt_fraction"]:
+            elif source < config.caption_fraction + config.class_prompt_fraction:
                 text = self.class_prompts[self.class_index[index]]
             else:
                 positives = np.flatnonzero(self.attribute_labels[index])
                 text = self.attribute_prompts[positives[rng.integers(len(positives))]] if len(positives) else ""
-            if text and template_draw < config["template_fraction"]:
+            if text and template_draw < config.template_fraction:
                 text = self.templates[rng.integers(len(self.templates))].replace("{concept}", text)
-            if dropout_draw < config["cond_dropout"] or not text:
+            if dropout_draw < config.cond_dropout or not text:
                 texts.append("")
             else:
                 texts.append(conditioning_text(text, self.tokenizer))
@@ -261,7 +231,7 @@ def checkpoint_sha256(checkpoint_dir: str | Path) -> str:
 
 
 def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path, out_dir: str | Path,
-                             config: Mapping[str, Any]) -> dict[str, Any]:
+                             config: EmbeddedTrainingOptions) -> dict[str, Any]:
     """Train the text-conditional UNet on a saved vision world and write a self-contained checkpoint folder.
 
     Parameters
@@ -275,7 +245,7 @@ def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path,
         (a copy of the CLIP checkpoint and card), ``embedded_diffusion.json`` (config) and ``training_report.json``.
         Written in a temporary sibling and renamed, so a failure leaves no half-written folder.
     config
-        Overrides of :data:`DEFAULT_CONFIG`.
+        Model, training and text-mixing options (``cosy.embedded.training``).
 
     Returns
     -------
@@ -289,20 +259,19 @@ def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path,
     """
     from neuroneval.worlds import load_vision_world
 
-    config = _check_config(config)
     world_dir, clip_checkpoint, out_dir = Path(world_dir), Path(clip_checkpoint), Path(out_dir)
     if not clip_checkpoint.is_file() or not clip_checkpoint.with_suffix(".json").is_file():
         raise ValueError(f"CLIP checkpoint {clip_checkpoint} (and its .json card) not found")
     world = load_vision_world(world_dir)
-    if world.images.shape[1:] != (config["image_size"], config["image_size"], 3):
+    if world.images.shape[1:] != (config.image_size, config.image_size, 3):
         raise ValueError(f"world images have shape {world.images.shape[1:]}, config image_size is "
-                         f"{config['image_size']}")
+                         f"{config.image_size}")
     clip_model, tokenizer, _ = load_clip(clip_checkpoint)
     conditioner = TextConditioner(clip_model, tokenizer)
-    torch.manual_seed(int(config["seed"]))
+    torch.manual_seed(int(config.seed))
     unet = build_unet(config, text_width=conditioner.width, embed_dim=conditioner.embed_dim)
-    noise_scheduler = DDPMScheduler(num_train_timesteps=int(config["num_train_timesteps"]),
-                                    beta_schedule=config["beta_schedule"], prediction_type="epsilon")
+    noise_scheduler = DDPMScheduler(num_train_timesteps=int(config.num_train_timesteps),
+                                    beta_schedule=config.beta_schedule, prediction_type="epsilon")
     alphas_cumprod = noise_scheduler.alphas_cumprod
     texts_for = _TrainingTexts(world, tokenizer, config)
     images = world.images
@@ -310,7 +279,7 @@ def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path,
     def batch_loss(indices: np.ndarray) -> torch.Tensor:
         clean = images_to_unit_range(images[indices])
         noise = torch.randn_like(clean)
-        timesteps = torch.randint(0, int(config["num_train_timesteps"]), (len(indices),))
+        timesteps = torch.randint(0, int(config.num_train_timesteps), (len(indices),))
         alpha_bar = alphas_cumprod[timesteps].view(-1, 1, 1, 1)
         noisy = alpha_bar.sqrt() * clean + (1.0 - alpha_bar).sqrt() * noise
         states, mask, pooled = conditioner.encode(texts_for(indices))
@@ -319,12 +288,12 @@ def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path,
         return torch.nn.functional.mse_loss(predicted, noise)
 
     started = time.perf_counter()
-    final_loss = fit(unet, len(images), batch_loss, epochs=int(config["epochs"]),
-                     batch_size=int(config["batch_size"]), learning_rate=float(config["learning_rate"]),
-                     weight_decay=float(config["weight_decay"]), seed=int(config["seed"]),
+    final_loss = fit(unet, len(images), batch_loss, epochs=int(config.epochs),
+                     batch_size=int(config.batch_size), learning_rate=float(config.learning_rate),
+                     weight_decay=float(config.weight_decay), seed=int(config.seed),
                      desc="train embedded diffusion")
     seconds = time.perf_counter() - started
-    steps = int(config["epochs"]) * math.ceil(len(images) / int(config["batch_size"]))
+    steps = int(config.epochs) * math.ceil(len(images) / int(config.batch_size))
     report = {"steps": steps, "seconds": round(seconds, 1), "seconds_per_step": round(seconds / steps, 3),
               "final_loss": final_loss, "parameters": sum(p.numel() for p in unet.parameters()),
               "train_images": len(images), "torch_threads": torch.get_num_threads()}
@@ -335,7 +304,7 @@ def train_embedded_diffusion(world_dir: str | Path, clip_checkpoint: str | Path,
         shutil.copyfile(clip_checkpoint, staging / TEXT_ENCODER_DIR / CLIP_FILE)
         shutil.copyfile(clip_checkpoint.with_suffix(".json"),
                         (staging / TEXT_ENCODER_DIR / CLIP_FILE).with_suffix(".json"))
-        write_json(staging / MODEL_CARD, {"architecture": "embedded_text_diffusion", "config": config,
+        write_json(staging / MODEL_CARD, {"architecture": "embedded_text_diffusion", "config": config.to_config(),
                                           "text_width": conditioner.width, "embed_dim": conditioner.embed_dim})
         write_json(staging / TRAINING_REPORT, report)
     return report

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from neuroneval.cosy.options import CosyDistributionsOptions, CosyOptions, CosySeedsOptions, CosyTemplatesOptions
 from neuroneval.cosy.prompts import fill_template
 from neuroneval.cosy.scoring import cosy_scores
 from neuroneval.cosy.synthesis import plan_images
@@ -96,22 +96,22 @@ def study_explanations(explanations: pd.DataFrame, count: int) -> list[str]:
     return list(dict.fromkeys(true))[: max(int(count), 0)]
 
 
-def image_plan(explanations: pd.DataFrame, knobs: Mapping[str, Any]) -> pd.DataFrame:
+def image_plan(explanations: pd.DataFrame, options: CosyOptions) -> pd.DataFrame:
     """Every image the CoSy tables need, for one generator (rows of :func:`~neuroneval.cosy.synthesis.plan_images`).
 
-    Main set: each explanation under ``knobs["template"]``, generation seed 0, ``n_images`` images. Template
+    Main set: each explanation under ``options.template``, generation seed 0, ``n_images`` images. Template
     study: the first ``templates.n_concepts`` true explanations under every template of ``templates.names``.
     Seed study: the first ``seeds.n_units`` true explanations under every seed of ``seeds.generation_seeds``.
     """
-    n_images = int(knobs["n_images"])
-    parts = [plan_images(explanations["explanation"].tolist(), templates=[knobs["template"]], n_images=n_images)]
-    template_subjects = study_explanations(explanations, knobs["templates"]["n_concepts"])
+    n_images = int(options.n_images)
+    parts = [plan_images(explanations["explanation"].tolist(), templates=[options.template], n_images=n_images)]
+    template_subjects = study_explanations(explanations, options.templates.n_concepts)
     if template_subjects:
-        parts.append(plan_images(template_subjects, templates=knobs["templates"]["names"], n_images=n_images))
-    seed_subjects = study_explanations(explanations, knobs["seeds"]["n_units"])
+        parts.append(plan_images(template_subjects, templates=options.templates.names, n_images=n_images))
+    seed_subjects = study_explanations(explanations, options.seeds.n_units)
     if seed_subjects:
-        parts.append(plan_images(seed_subjects, templates=[knobs["template"]], n_images=n_images,
-                                 generation_seeds=knobs["seeds"]["generation_seeds"]))
+        parts.append(plan_images(seed_subjects, templates=[options.template], n_images=n_images,
+                                 generation_seeds=options.seeds.generation_seeds))
     plan = pd.concat(parts, ignore_index=True).drop_duplicates("path")
     return plan.sort_values("path", kind="stable").reset_index(drop=True)
 
@@ -223,21 +223,22 @@ def mean_pairwise_cosine(first: np.ndarray, second: np.ndarray | None = None) ->
     return float((a @ b.T).mean())
 
 
-def template_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], manifest: pd.DataFrame,
+def template_table(explanations: pd.DataFrame, *, templates: CosyTemplatesOptions, manifest: pd.DataFrame,
                    synthetic_embeddings: np.ndarray, natural_embeddings: Mapping[str, np.ndarray],
                    generator: str) -> pd.DataFrame:
     """Prompt templates (paper 002 Fig. 2, Table 5): cosine similarity of synthetic to natural images of a class.
 
     One row per (generator, template, concept): mean cosine similarity of the contrastive model's image
-    embeddings over all (synthetic, natural) pairs, and the intraclass similarity of the synthetic images.
+    embeddings over all (synthetic, natural) pairs, and the intraclass similarity of the synthetic images; the
+    first ``templates.n_concepts`` true explanations under every template of ``templates.names``.
     """
     concept_of = dict(zip(explanations["explanation"], explanations["concept"], strict=False))
     rows = []
-    for explanation in study_explanations(explanations, knobs["templates"]["n_concepts"]):
+    for explanation in study_explanations(explanations, templates.n_concepts):
         concept = concept_of[explanation]
         if concept not in natural_embeddings or len(natural_embeddings[concept]) == 0:
             continue
-        for template in knobs["templates"]["names"]:
+        for template in templates.names:
             images = image_rows(manifest, fill_template(template, explanation))
             rows.append({"generator": generator, "template": template,
                          "prompt_pattern": fill_template(template, "[concept]"), "concept": concept,
@@ -247,25 +248,26 @@ def template_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], mani
     return pd.DataFrame(rows)
 
 
-def seed_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], unit_names: Sequence[str],
+def seed_table(explanations: pd.DataFrame, *, seeds: CosySeedsOptions, template: str, unit_names: Sequence[str],
                control: np.ndarray, target_labels: Mapping[str, np.ndarray], synthetic: np.ndarray,
                synthetic_embeddings: np.ndarray | None, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
     """Seed stability (paper 002 Table 8): per unit, AUC/MAD over generation seeds (control without the class).
 
     One row per (setting, unit): mean and std over seeds of AUC, MAD and the intraclass cosine similarity of
-    the images' embeddings (``nan`` without embeddings).
+    the images' embeddings (``nan`` without embeddings); the first ``seeds.n_units`` true explanations under
+    ``template`` and every seed of ``seeds.generation_seeds``.
     """
     column = {name: position for position, name in enumerate(unit_names)}
-    subjects = set(study_explanations(explanations, knobs["seeds"]["n_units"]))
-    seeds = [int(seed) for seed in knobs["seeds"]["generation_seeds"]]
+    subjects = set(study_explanations(explanations, seeds.n_units))
+    generation_seeds = [int(seed) for seed in seeds.generation_seeds]
     rows = []
     true = explanations[(explanations["method"] == "true") & explanations["explanation"].isin(subjects)]
     for record in true.itertuples(index=False):
         k = column[record.unit]
         reference = control[~target_labels[record.unit], k]
-        prompt = fill_template(knobs["template"], record.explanation)
+        prompt = fill_template(template, record.explanation)
         per_seed = []
-        for seed in seeds:
+        for seed in generation_seeds:
             images = image_rows(manifest, prompt, seed)
             scores = cosy_scores(reference, synthetic[images, k])
             intraclass = (float("nan") if synthetic_embeddings is None
@@ -273,11 +275,13 @@ def seed_table(explanations: pd.DataFrame, *, knobs: Mapping[str, Any], unit_nam
             per_seed.append((scores["auc"][0], scores["mad"][0], intraclass))
         values = np.array(per_seed)
         rows.append({"setting": record.setting, "generator": generator, "unit": record.unit,
-                     "concept": record.concept, "n_seeds": len(seeds),
-                     "auc_mean": values[:, 0].mean(), "auc_std": values[:, 0].std(ddof=1) if len(seeds) > 1 else 0.0,
-                     "mad_mean": values[:, 1].mean(), "mad_std": values[:, 1].std(ddof=1) if len(seeds) > 1 else 0.0,
+                     "concept": record.concept, "n_seeds": len(generation_seeds),
+                     "auc_mean": values[:, 0].mean(),
+                     "auc_std": values[:, 0].std(ddof=1) if len(generation_seeds) > 1 else 0.0,
+                     "mad_mean": values[:, 1].mean(),
+                     "mad_std": values[:, 1].std(ddof=1) if len(generation_seeds) > 1 else 0.0,
                      "intraclass_cosine_mean": values[:, 2].mean(),
-                     "intraclass_cosine_std": values[:, 2].std(ddof=1) if len(seeds) > 1 else 0.0})
+                     "intraclass_cosine_std": values[:, 2].std(ddof=1) if len(generation_seeds) > 1 else 0.0})
     return pd.DataFrame(rows)
 
 
@@ -332,6 +336,32 @@ def generative_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], c
                          "std": float(np.nanstd(values, ddof=1)) if n_units > 1 else 0.0, "n_units": n_units,
                          "missing_fraction": float(np.mean(missing)) if source == "generative" else 0.0})
     return pd.DataFrame(rows)
+
+
+def sample_table(explanations: pd.DataFrame, *, distributions: CosyDistributionsOptions, template: str,
+                 unit_names: Sequence[str], control: np.ndarray, synthetic: np.ndarray, manifest: pd.DataFrame,
+                 generator: str) -> pd.DataFrame:
+    """Activation values of a few units for the distribution figure: control sample, true and random images.
+
+    The first ``distributions.n_units`` units of ``explanations`` (one setting): their first
+    ``distributions.n_control`` control activations (group ``control``) and their activations on the images of
+    each of their explanations under ``template`` (group = the explanation's method).
+    """
+    column = {name: position for position, name in enumerate(unit_names)}
+    units = list(dict.fromkeys(explanations["unit"]))[: int(distributions.n_units)]
+    n_control = int(distributions.n_control)
+    setting = explanations["setting"].iloc[0]
+    frames = []
+    for unit in units:
+        k = column[unit]
+        frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit, "group": "control",
+                                    "concept": "", "activation": control[:n_control, k]}))
+        for record in explanations[explanations["unit"] == unit].itertuples(index=False):
+            rows = image_rows(manifest, fill_template(template, record.explanation))
+            frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit,
+                                        "group": record.method, "concept": record.concept,
+                                        "activation": synthetic[rows, k]}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def generative_summary(long: pd.DataFrame, *, tolerance: float) -> pd.DataFrame:

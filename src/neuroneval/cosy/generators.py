@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 
 from neuroneval.cosy.image_generator import ImageGenerator, check_request
+from neuroneval.cosy.options import EmbeddedDiffusionOptions, GeneratorOptions, generator_options
 from neuroneval.cosy.prompts import strip_template
-
-GENERATOR_NAMES = ("oracle", "embedded", "diffusers")
 
 
 class OracleGenerator:
@@ -273,29 +272,30 @@ def to_uint8(images: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(images.astype(np.float64) * 255.0), 0, 255).astype(np.uint8)
 
 
-def build_generator(name: str, spec: Mapping[str, Any], *, world_params: Mapping[str, Any] | None = None,
+def build_generator(name: str, options: GeneratorOptions = None, *, world_params: Mapping[str, Any] | None = None,
                     checkpoint: str | None = None) -> ImageGenerator:
-    """A generator from its params block (``cosy.<name>`` of params.yaml).
+    """A generator from its options (:meth:`~neuroneval.cosy.options.CosyOptions.generator_options`).
 
-    ``oracle`` needs ``world_params``; ``embedded`` needs the trained ``checkpoint`` folder; ``diffusers`` reads
-    ``model`` and its sampling knobs from ``spec``.
+    ``oracle`` takes no options and needs ``world_params``; ``embedded`` needs the trained ``checkpoint`` folder
+    and samples as ``options.sampling`` (:class:`~neuroneval.cosy.options.EmbeddedDiffusionOptions`, defaults
+    when ``None``); ``diffusers`` loads ``options.model`` (:class:`~neuroneval.cosy.options.DiffusersOptions`).
     """
+    options = generator_options(name, options)
     if name == "oracle":
         if world_params is None:
             raise ValueError("the oracle generator needs the vision world's params")
         return OracleGenerator(world_params)
-    if name == "embedded":
+    if isinstance(options, EmbeddedDiffusionOptions):
         if checkpoint is None:
             raise ValueError("the embedded generator needs its trained checkpoint folder")
         from neuroneval.cosy.embedded_diffusion import EmbeddedDiffusionGenerator
 
-        sampling = spec.get("sampling", {})
-        return EmbeddedDiffusionGenerator(checkpoint, **{key: sampling[key] for key in (
-            "steps", "guidance_scale", "batch_size", "device") if key in sampling})
-    if name == "diffusers":
-        if not spec.get("model"):
-            raise ValueError("cosy.diffusers.model is empty: set the folder (or cached hub id) of the pipeline")
-        knobs = {key: spec[key] for key in ("steps", "guidance_scale", "height", "width", "dtype", "batch_size",
-                                            "device", "local_files_only", "negative_prompt") if key in spec}
-        return DiffusersGenerator(str(spec["model"]), **knobs)
-    raise ValueError(f"unknown generator {name!r}; choose one of {list(GENERATOR_NAMES)}")
+        sampling = options.sampling
+        return EmbeddedDiffusionGenerator(checkpoint, steps=sampling.steps, guidance_scale=sampling.guidance_scale,
+                                          batch_size=sampling.batch_size, device=sampling.device)
+    if not options.model:
+        raise ValueError("cosy.diffusers.model is empty: set the folder (or cached hub id) of the pipeline")
+    return DiffusersGenerator(options.model, steps=options.steps, guidance_scale=options.guidance_scale,
+                              height=options.height, width=options.width, dtype=options.dtype,
+                              batch_size=options.batch_size, device=options.device,
+                              local_files_only=options.local_files_only, negative_prompt=options.negative_prompt)

@@ -27,6 +27,16 @@ import pandas as pd
 
 from neuroneval import io
 from neuroneval.concepts.threshold import concept_positive
+from neuroneval.cosy.evaluation import (
+    EXPLANATION_COLUMNS,
+    generative_table,
+    natural_table,
+    sample_table,
+    score_table,
+    seed_table,
+    template_table,
+)
+from neuroneval.cosy.options import CosyOptions
 from neuroneval.metrics import WpmiOptions
 
 #: The per-generator tables :func:`evaluate_generator` returns (and the workflow merges across generators).
@@ -36,8 +46,6 @@ GENERATOR_TABLES = ("scores", "natural", "templates", "seeds", "generative", "sa
 def read_explanation_table(path: str | Path) -> pd.DataFrame:
     """Read CoSy's explanations (``data/cosy/explanations.csv``: setting, unit, method, concept, explanation);
     ``ValueError`` naming the file and the missing columns, or the row of an empty explanation."""
-    from neuroneval.cosy.evaluation import EXPLANATION_COLUMNS
-
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [column for column in EXPLANATION_COLUMNS if column not in frame.columns]
     if missing:
@@ -49,21 +57,20 @@ def read_explanation_table(path: str | Path) -> pd.DataFrame:
 
 
 def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image_root: Path,
-                       settings: Mapping[str, Mapping[str, Any]], knobs: Mapping[str, Any], *, generator: str,
+                       settings: Mapping[str, Mapping[str, Any]], options: CosyOptions, *, generator: str,
                        extraction: Mapping[str, Any], world: Any = None, clip_file: str | Path | None = None,
                        external: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
     """The :data:`GENERATOR_TABLES` of one generator (see the module docstring).
 
     ``settings``: each CoSy setting's files (``kind``, ``activations``, ``concepts``, ``checkpoint``, ``layer``,
-    ``model``), as the workflow lays them out; ``knobs``: the ``cosy:`` block; ``extraction``: the
+    ``model``), as the workflow lays them out; ``options``: the ``cosy:`` block; ``extraction``: the
     ``activations:`` block (batch size, pooling); ``world``: the vision world of the world settings (their
     control set) with ``clip_file`` the tiny CLIP that embeds images, or ``None`` when every setting is external.
     """
-    from neuroneval.cosy.evaluation import generative_table, natural_table, score_table, seed_table, template_table
     from neuroneval.cosy.synthesis import load_images, resize_images
 
     external = dict(external or {})
-    template = knobs["template"]
+    template = options.template
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in GENERATOR_TABLES}
     world_images = embeddings = None
     if world is not None:
@@ -78,8 +85,8 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
         frame, _ = io.read_activation_table(paths["activations"])
         labels, _ = io.read_concept_table(paths["concepts"])
         io.check_matching_ids(frame, labels, first_source=paths["activations"], second_source=paths["concepts"])
-        if knobs["n_control"] is not None:
-            frame, labels = frame.iloc[: int(knobs["n_control"])], labels.iloc[: int(knobs["n_control"])]
+        if options.n_control is not None:
+            frame, labels = frame.iloc[: int(options.n_control)], labels.iloc[: int(options.n_control)]
         unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
         control = io.value_matrix(frame).astype(np.float64)
         synthetic, synthetic_names = _synthetic_units(
@@ -95,19 +102,22 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
                   "manifest": manifest, "generator": generator}
         tables["scores"].append(score_table(subset, template=template, **shared))
         tables["natural"].append(natural_table(subset, template=template, **shared))
-        tables["seeds"].append(seed_table(subset, knobs=knobs, synthetic_embeddings=embeddings, **shared))
-        generative = knobs["generative"]
-        if name in generative["settings"]:
+        tables["seeds"].append(seed_table(subset, seeds=options.seeds, template=template,
+                                          synthetic_embeddings=embeddings, **shared))
+        generative = options.generative
+        if name in generative.settings:
             tables["generative"].append(generative_table(
-                subset, template=template, metrics=generative["metrics"],
-                options=WpmiOptions(alpha=float(generative["alpha"]), lam=float(generative["lam"])), **shared))
+                subset, template=template, metrics=generative.metrics,
+                options=WpmiOptions(alpha=float(generative.alpha), lam=float(generative.lam)), **shared))
         if not templates_done and paths["kind"] == "world":
             tables["templates"].append(template_table(
-                subset, knobs=knobs, manifest=manifest, synthetic_embeddings=embeddings,
-                natural_embeddings=_natural_embeddings(clip_file, world, subset, int(knobs["templates"]["n_natural"])),
+                subset, templates=options.templates, manifest=manifest, synthetic_embeddings=embeddings,
+                natural_embeddings=_natural_embeddings(clip_file, world, subset, int(options.templates.n_natural)),
                 generator=generator))
             templates_done = True
-        tables["samples"].append(_samples(subset, knobs, unit_names, control, synthetic, manifest, generator))
+        tables["samples"].append(sample_table(
+            subset, distributions=options.distributions, template=template, unit_names=unit_names, control=control,
+            synthetic=synthetic, manifest=manifest, generator=generator))
 
     return {table: pd.concat(parts, ignore_index=True) if (parts := [p for p in tables[table] if not p.empty])
             else pd.DataFrame() for table in GENERATOR_TABLES}
@@ -161,26 +171,3 @@ def _natural_embeddings(clip_file: str | Path | None, world: Any, explanations: 
         if len(positive):
             embeddings[concept] = _clip_embeddings(clip_file, world.images[positive])
     return embeddings
-
-
-def _samples(subset: pd.DataFrame, knobs: Mapping[str, Any], unit_names: Sequence[str], control: np.ndarray,
-             synthetic: np.ndarray, manifest: pd.DataFrame, generator: str) -> pd.DataFrame:
-    """Activation values of a few units for the distribution figure: control sample, true and random images."""
-    from neuroneval.cosy.evaluation import image_rows
-    from neuroneval.cosy.prompts import fill_template
-
-    column = {name: position for position, name in enumerate(unit_names)}
-    units = list(dict.fromkeys(subset["unit"]))[: int(knobs["distributions"]["n_units"])]
-    n_control = int(knobs["distributions"]["n_control"])
-    setting = subset["setting"].iloc[0]
-    frames = []
-    for unit in units:
-        k = column[unit]
-        frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit, "group": "control",
-                                    "concept": "", "activation": control[:n_control, k]}))
-        for record in subset[subset["unit"] == unit].itertuples(index=False):
-            rows = image_rows(manifest, fill_template(knobs["template"], record.explanation))
-            frames.append(pd.DataFrame({"generator": generator, "setting": setting, "unit": unit,
-                                        "group": record.method, "concept": record.concept,
-                                        "activation": synthetic[rows, k]}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

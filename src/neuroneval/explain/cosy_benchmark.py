@@ -90,7 +90,7 @@ class CosyBenchmarkOptions(Options):
     seed: int = 0
 
     def validate(self) -> None:
-        from neuroneval.cosy.generators import GENERATOR_NAMES
+        from neuroneval.cosy.options import GENERATOR_NAMES
         from neuroneval.cosy.prompts import fill_template
 
         unknown = [name for name in self.generators if name not in GENERATOR_NAMES]

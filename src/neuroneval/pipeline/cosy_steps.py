@@ -8,20 +8,25 @@ The rules read the ``cosy:`` block of params.yaml::
     cosy_evaluate          images + unit models + probing set   -> results/cosy/generators/<generator>/*.csv
     cosy_tables            every generator's tables             -> results/cosy/{scores,table2,table8,...}.csv/.png
 
-Science lives in :mod:`neuroneval.cosy`; these functions only move data between files and library calls.
+Science lives in :mod:`neuroneval.cosy`; these functions only move data between files and library calls. Each
+parses its params once into typed options (:mod:`neuroneval.cosy.options`) and hands those to the library.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
+
+if TYPE_CHECKING:
+    from neuroneval.cosy.options import GeneratorOptions
 
 #: Where the embedded generator's checkpoint lives (outside data/models, which the DVC ``models`` stage owns).
 EMBEDDED_CHECKPOINT = "data/cosy_models/diffusion"
@@ -82,15 +87,16 @@ def cosy_explanations(job: StepIO) -> None:
     the vision world's caption words.
     """
     from neuroneval.cosy.evaluation import explanation_table
+    from neuroneval.cosy.options import CosyOptions
 
-    knobs = job.params.cosy
+    options = CosyOptions.from_params(job.params.cosy)
     tables = []
-    concept_files = list(getattr(job.input, "concepts", [])) or [None] * len(knobs["settings"])
-    for name, truth_file, concept_file in zip(knobs["settings"], job.input.truth, concept_files, strict=True):
+    concept_files = list(getattr(job.input, "concepts", [])) or [None] * len(options.settings)
+    for name, truth_file, concept_file in zip(options.settings, job.input.truth, concept_files, strict=True):
         truth = pd.read_csv(truth_file, dtype={"unit": str, "concept": str})
         metadata = io.read_concept_table(concept_file)[1] if concept_file else {}
         tables.append(explanation_table(truth, setting=name, candidates=sorted(set(truth["concept"])),
-                                        max_units=knobs["max_units"], seed=int(knobs["seed"]),
+                                        max_units=options.max_units, seed=int(options.seed),
                                         display_names=metadata.get("display_names")))
     explanations = pd.concat(tables, ignore_index=True)
     print(f"{len(explanations)} explanations, {explanations['explanation'].nunique()} distinct explanation texts")
@@ -100,9 +106,10 @@ def cosy_explanations(job: StepIO) -> None:
 def cosy_train_embedded(job: StepIO) -> None:
     """Train the embedded text-conditional diffusion model on the vision world's captions."""
     from neuroneval.cosy.embedded_diffusion import train_embedded_diffusion
+    from neuroneval.cosy.options import EmbeddedTrainingOptions
 
     report = train_embedded_diffusion(Path(job.input.world), Path(job.input.clip), Path(job.output[0]),
-                                      dict(job.params.training))
+                                      EmbeddedTrainingOptions.from_params(job.params.training))
     print(json.dumps(report, indent=1, default=str))
 
 
@@ -118,6 +125,16 @@ def resolve_model_path(model: str, data_root: str | Path) -> str:
     return str(candidate) if not Path(model).is_absolute() and candidate.exists() else model
 
 
+def with_model_path(options: GeneratorOptions, data_root: str | Path) -> GeneratorOptions:
+    """Generator options with a diffusers ``model`` resolved under ``data_root`` (:func:`resolve_model_path`);
+    other generators' options unchanged."""
+    from neuroneval.cosy.options import DiffusersOptions
+
+    if not isinstance(options, DiffusersOptions):
+        return options
+    return dataclasses.replace(options, model=resolve_model_path(options.model, data_root))
+
+
 def _world_params(world_dir: str | Path) -> dict[str, Any]:
     return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])
 
@@ -126,22 +143,22 @@ def cosy_generate(job: StepIO) -> None:
     """Generate (or resume) every image the CoSy tables need with one generator; write its manifest."""
     from neuroneval.cosy.evaluation import image_plan
     from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.options import CosyOptions
     from neuroneval.cosy.study import read_explanation_table
     from neuroneval.cosy.synthesis import synthesize, throughput, write_manifest
 
-    knobs = job.params.cosy
+    options = CosyOptions.from_params(job.params.cosy)
     name = job.wildcards.generator
     explanations = read_explanation_table(job.input.explanations)
-    spec = dict(knobs.get(name, {}))
-    if name == "diffusers":
-        spec["model"] = resolve_model_path(spec.get("model", ""), getattr(job.params, "data_root", "."))
+    generator_options = with_model_path(options.generator_options(name), getattr(job.params, "data_root", "."))
     world_dir = getattr(job.input, "world", None)
-    generator = build_generator(name, spec, world_params=_world_params(world_dir) if world_dir else None,
+    generator = build_generator(name, generator_options,
+                                world_params=_world_params(world_dir) if world_dir else None,
                                 checkpoint=getattr(job.input, "checkpoint", None))
-    plan = image_plan(explanations, knobs)
+    plan = image_plan(explanations, options)
     root = Path(job.output.manifest).parent
     print(f"{name}: {len(plan)} images planned ({plan['prompt'].nunique()} prompts)")
-    manifest, report = synthesize(generator, plan, root, batch_size=int(knobs["batch_size"]))
+    manifest, report = synthesize(generator, plan, root, batch_size=int(options.batch_size))
     print(f"{name}: generated {report['generated']} images in {report['seconds']:.1f} s, "
           f"reused {report['reused']}")
     write_manifest(job.output.manifest, manifest)
@@ -155,16 +172,18 @@ def cosy_generate(job: StepIO) -> None:
 def cosy_evaluate(job: StepIO) -> None:
     """Score every explanation of every CoSy setting on one generator's images: the per-generator tables of
     :func:`neuroneval.cosy.study.evaluate_generator`."""
+    from neuroneval.cosy.options import CosyOptions
     from neuroneval.cosy.study import GENERATOR_TABLES, evaluate_generator, read_explanation_table
     from neuroneval.cosy.synthesis import read_manifest
     from neuroneval.worlds import load_vision_world
 
+    options = CosyOptions.from_params(job.params.cosy)
     external = getattr(job.params, "external", None) or {}
-    settings = cosy_setting_units(job.params.settings, job.params.cosy["settings"], list(external.get("models") or {}))
+    settings = cosy_setting_units(job.params.settings, options.settings, list(external.get("models") or {}))
     world_dir = getattr(job.input, "world", None)
     tables = evaluate_generator(
         read_explanation_table(job.input.explanations), read_manifest(job.input.manifest),
-        Path(job.input.manifest).parent, settings, job.params.cosy, generator=job.wildcards.generator,
+        Path(job.input.manifest).parent, settings, options, generator=job.wildcards.generator,
         extraction=job.params.activations,
         world=load_vision_world(world_dir) if world_dir else None, clip_file=getattr(job.input, "clip", None),
         external=external)
@@ -184,10 +203,11 @@ def _read_tables(paths: Sequence[str]) -> pd.DataFrame:
 def cosy_tables(job: StepIO) -> None:
     """Merge the generators' tables into results/cosy: scores, Tables 2/6 and 8, templates, natural, generative."""
     from neuroneval.cosy.evaluation import generative_summary, table2
+    from neuroneval.cosy.options import CosyOptions
     from neuroneval.cosy.study import GENERATOR_TABLES, template_summary
     from neuroneval.figures.cosy import plot_distributions, plot_natural, plot_templates
 
-    knobs = job.params.cosy
+    options = CosyOptions.from_params(job.params.cosy)
     merged = {table: _read_tables(getattr(job.input, table)) for table in GENERATOR_TABLES}
     scores = merged["scores"]
     io.write_csv(job.output.scores, scores)
@@ -201,6 +221,6 @@ def cosy_tables(job: StepIO) -> None:
     plot_distributions(merged["samples"], job.output.distributions)
     generative = merged["generative"]
     io.write_csv(job.output.generative, generative_summary(generative, tolerance=float(
-        knobs["generative"]["tolerance"])) if not generative.empty else generative)
+        options.generative.tolerance)) if not generative.empty else generative)
     reports = [json.loads(Path(path).read_text()) for path in job.input.reports]
     io.write_json(job.output.throughput, {report["generator"]: report for report in reports})

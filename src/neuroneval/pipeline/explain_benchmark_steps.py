@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
-from neuroneval.pipeline.cosy_steps import _world_params, resolve_model_path
+from neuroneval.pipeline.cosy_steps import _world_params, with_model_path
 from neuroneval.pipeline.runner import StepIO
 
 #: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
@@ -39,6 +39,7 @@ def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tu
 def explain_cosy_generate(job: StepIO) -> None:
     """The text each Table 1 explanation shows and its synthetic images under one generator (resumed)."""
     from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.options import generator_options
     from neuroneval.cosy.synthesis import plan_images, synthesize, write_manifest
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, prompt_table
 
@@ -47,9 +48,7 @@ def explain_cosy_generate(job: StepIO) -> None:
                            seed=options.seed)
     texts = sorted(set(prompts["explanation"]) - {""})
     name = job.wildcards.generator
-    spec = dict(job.params.generator or {})
-    if name == "diffusers":
-        spec["model"] = resolve_model_path(spec.get("model", ""), job.params.data_root)
+    spec = with_model_path(generator_options(name, job.params.generator), job.params.data_root)
     world_dir = getattr(job.input, "world", None)
     generator = build_generator(name, spec,
                                 world_params=_world_params(world_dir) if world_dir else None,
