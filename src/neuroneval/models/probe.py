@@ -16,29 +16,21 @@ from torch import nn
 
 from neuroneval import io
 from neuroneval.concepts.threshold import concept_positive
-from neuroneval.models.training import fit
-from neuroneval.options import Options, check_range
+from neuroneval.models.training import TrainingOptions, fit
 
 #: Default share of the probe's training inputs held out (the last ones) to report its concept accuracy.
 HOLDOUT_FRACTION = 0.1
 
 
 @dataclass(frozen=True)
-class ProbeTraining(Options):
-    """The ``training:`` block of a probe in params.yaml: AdamW on per-concept binary cross-entropy."""
+class ProbeTraining(TrainingOptions):
+    """The ``training:`` block of a probe in params.yaml: AdamW on per-concept binary cross-entropy, with the
+    fields and checks of :class:`~neuroneval.models.training.TrainingOptions` and a probe's defaults (10 epochs
+    of 256 inputs at peak learning rate 0.01)."""
 
     epochs: int = 10
     batch_size: int = 256
     learning_rate: float = 0.01
-    weight_decay: float = 0.0
-    seed: int = 0
-
-    def validate(self) -> None:
-        check_range(self, "epochs", 1, integer=True)
-        check_range(self, "batch_size", 1, integer=True)
-        check_range(self, "learning_rate", 0, low_open=True)
-        check_range(self, "weight_decay", 0)
-        check_range(self, "seed", 0, integer=True)
 
 
 @dataclass(frozen=True)
