@@ -38,10 +38,11 @@ from neuroneval.crowd.study_options import (
     DEFAULT_COMPARISONS,
     AggregationOptions,
     SamplingOptions,
+    SimulatedRatersOptions,
     SimulationOptions,
 )
 from neuroneval.crowd.study_units import StudyUnits
-from neuroneval.options import Options, OptionsError, check_choice, check_range
+from neuroneval.options import OptionsError, check_choice, check_range
 from neuroneval.progress import progress_bar
 
 #: ImageNet: one class among 1,000 roughly balanced classes (paper 001's units are explained by classes).
@@ -49,8 +50,10 @@ PAPER_RARITY = 0.001
 
 
 @dataclass(frozen=True)
-class RarityStudyOptions(Options):
-    """Knobs of the planted rarity study (``crowd.rarity`` in params.yaml).
+class RarityStudyOptions(SimulatedRatersOptions):
+    """Knobs of the planted rarity study (``crowd.rarity`` in params.yaml): the simulated raters'
+    (:class:`~neuroneval.crowd.study_options.SimulatedRatersOptions`: ``rater_error``, ``uniform_prior``,
+    ``prior_clip``, ``n_trials``, ``epsilon``, ``ddof``, ``seed``) and these.
 
     Attributes
     ----------
@@ -69,12 +72,6 @@ class RarityStudyOptions(Options):
         tail, as post-ReLU units that also fire on other inputs) or ``gaussian``.
     sample_sizes, costs, rater_counts
         Grids of the sampling and aggregation curves (as in ``crowd.sampling`` / ``crowd.aggregation``).
-    rater_error
-        η of the simulated raters in the aggregation curve.
-    uniform_prior, prior_clip
-        Bayes prior of Method 3a and clip range of the pseudo-label prior of Method 3b.
-    n_trials, epsilon, ddof, seed
-        As in ``crowd.simulation``.
     n_boot, ci_level
         Bootstrap of units for each factor's interval.
     """
@@ -88,17 +85,11 @@ class RarityStudyOptions(Options):
     sample_sizes: tuple[int, ...] = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
     costs: tuple[int, ...] = (20, 50, 100, 200, 500, 1000, 2000, 5000)
     rater_counts: tuple[int, ...] = (1, 2, 3, 5, 9)
-    rater_error: float = 0.13
-    uniform_prior: float = 0.01
-    prior_clip: tuple[float, float] = (0.001, 0.999)
-    n_trials: int = 10
-    epsilon: float = 0.001
-    ddof: int = 1
-    seed: int = 0
     n_boot: int = 1000
     ci_level: float = 0.95
 
     def validate(self) -> None:
+        super().validate()
         for rarity in self.rarities:
             if not 0 < rarity <= 0.5:
                 raise OptionsError(f"RarityStudyOptions.rarities: {rarity} is not in (0, 0.5]")

@@ -6,7 +6,9 @@ Three frozen :class:`~neuroneval.options.Options` travel from ``crowd:`` in para
   (trials, ε of Eq. 4, ddof of Eq. 5–6, master seed);
 - :class:`SamplingOptions` (``crowd.sampling``): the sampling curve of Fig. 2a;
 - :class:`AggregationOptions` (``crowd.aggregation``): the aggregation curve of Fig. 3a (App. A.3);
-- :class:`CostReductionOptions` (``crowd.summary``): the cost-reduction factors read off the two curves.
+- :class:`CostReductionOptions` (``crowd.summary``): the cost-reduction factors read off the two curves;
+- :class:`SimulatedRatersOptions`: the simulated raters' knobs that the rarity study and the explanation-methods
+  benchmark share (their options derive from it).
 
 Numbers are normalised on construction (grids become tuples of ``int``, rates ``float``), so a study run from
 params and one run from Python literals write the same tables.
@@ -73,6 +75,54 @@ def _check_rate(owner: Options, name: str) -> None:
     """``owner.<name>`` as a float flip rate in [0, 0.5)."""
     check_range(owner, name, 0.0, 0.5, high_open=True)
     _set(owner, name, float(getattr(owner, name)))
+
+
+@dataclass(frozen=True)
+class SimulatedRatersOptions(Options):
+    """The knobs of a simulated crowd of raters that the studies run on given units share (the rarity study,
+    :class:`~neuroneval.crowd.rarity.RarityStudyOptions`, and the explanation-methods benchmark,
+    :class:`~neuroneval.explain.crowd_benchmark.CrowdBenchmarkOptions`).
+
+    Attributes
+    ----------
+    rater_error
+        η: each rating is flipped with this probability, in [0, 0.5) (the Bayes methods assume the same η).
+    uniform_prior
+        Prior P(concept) of Bayes with a uniform prior (Method 3a), in (0, 1).
+    prior_clip
+        Clip range (low, high) of the pseudo-label prior (Method 3b), 0 < low < high < 1.
+    n_trials
+        Simulated studies averaged per unit (10 in the paper).
+    epsilon
+        ε > 0 of the sampling distributions (Eq. 4).
+    ddof
+        Delta degrees of freedom of Eq. 5–6 (0 or 1).
+    seed
+        Master seed of the draws.
+
+    Values are checked, not converted, so the tables that record them keep what params.yaml wrote.
+    """
+
+    rater_error: float = DEFAULT_RATER_ERROR
+    uniform_prior: float = DEFAULT_UNIFORM_PRIOR
+    prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP
+    n_trials: int = DEFAULT_TRIALS
+    epsilon: float = DEFAULT_EPSILON
+    ddof: int = 1
+    seed: int = 0
+
+    def validate(self) -> None:
+        check_range(self, "rater_error", 0.0, 0.5, high_open=True)
+        check_range(self, "uniform_prior", 0.0, 1.0, low_open=True, high_open=True)
+        clip = tuple(self.prior_clip)
+        if len(clip) != 2 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in clip) \
+                or not 0 < clip[0] < clip[1] < 1:
+            raise OptionsError(f"{type(self).__name__}.prior_clip must be [low, high] with 0 < low < high < 1, "
+                               f"got {list(clip)}")
+        check_range(self, "n_trials", 1, integer=True)
+        check_range(self, "epsilon", 0.0, low_open=True)
+        check_choice(self, "ddof", (0, 1))
+        check_range(self, "seed", 0, integer=True)
 
 
 @dataclass(frozen=True)

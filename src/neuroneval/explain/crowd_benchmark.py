@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from neuroneval.options import Options, OptionsError, check_choice, check_range
+from neuroneval.crowd.study_options import SimulatedRatersOptions
+from neuroneval.options import OptionsError, check_choice, check_range
 
 #: Columns of the per-unit crowd scores (one row per unit and aggregation method).
 CROWD_SCORE_COLUMNS = ["setting", "method", "unit", "concept", "aggregation", "crowd_correlation",
@@ -35,8 +36,11 @@ CROWD_SCORE_COLUMNS = ["setting", "method", "unit", "concept", "aggregation", "c
 
 
 @dataclass(frozen=True)
-class CrowdBenchmarkOptions(Options):
-    """The ``explain.crowd`` block (paper 001 Sec. 5.2: 90 inputs, 2 raters, Bayes aggregation).
+class CrowdBenchmarkOptions(SimulatedRatersOptions):
+    """The ``explain.crowd`` block (paper 001 Sec. 5.2: 90 inputs, 2 raters, Bayes aggregation): the simulated
+    raters' knobs (:class:`~neuroneval.crowd.study_options.SimulatedRatersOptions`: ``rater_error``,
+    ``uniform_prior``, ``prior_clip``, ``n_trials`` studies averaged per unit, ``epsilon``, ``ddof``, ``seed``)
+    and these.
 
     Attributes
     ----------
@@ -50,12 +54,6 @@ class CrowdBenchmarkOptions(Options):
         Sampling distribution q (:data:`neuroneval.crowd.SAMPLING_METHODS`).
     aggregation
         Aggregation methods (:data:`neuroneval.crowd.AGGREGATION_METHODS`); one score per method.
-    rater_error
-        η: each rating is flipped with this probability (the Bayes methods assume the same η).
-    uniform_prior, prior_clip
-        β of Bayes with a uniform prior; clip range of the pseudo-label prior.
-    n_trials, epsilon, ddof, seed
-        Studies averaged per unit, ε of Eq. 4, ddof of Eq. 5–6, master seed.
     """
 
     settings: tuple[str, ...] = ()
@@ -65,17 +63,11 @@ class CrowdBenchmarkOptions(Options):
     n_raters: int = 2
     sampling: str = "pseudo"
     aggregation: tuple[str, ...] = ("bayes_uniform", "bayes_pseudo")
-    rater_error: float = 0.13
-    uniform_prior: float = 0.01
-    prior_clip: tuple[float, float] = (0.001, 0.999)
-    n_trials: int = 10
-    epsilon: float = 0.001
-    ddof: int = 1
-    seed: int = 0
 
     def validate(self) -> None:
         from neuroneval.crowd import AGGREGATION_METHODS, SAMPLING_METHODS
 
+        super().validate()
         if self.max_units is not None:
             check_range(self, "max_units", 1, integer=True)
         check_range(self, "n_inputs", 3, integer=True)
@@ -85,16 +77,6 @@ class CrowdBenchmarkOptions(Options):
         if not self.aggregation or unknown:
             raise OptionsError(f"CrowdBenchmarkOptions.aggregation must name one or more of "
                                f"{list(AGGREGATION_METHODS)}, got {list(self.aggregation)}")
-        check_range(self, "rater_error", 0.0, 0.5, high_open=True)
-        check_range(self, "uniform_prior", 0.0, 1.0, low_open=True, high_open=True)
-        low, high = (float(value) for value in self.prior_clip)
-        if not 0 < low < high < 1:
-            raise OptionsError(f"CrowdBenchmarkOptions.prior_clip must be [low, high] with 0 < low < high < 1, "
-                               f"got {list(self.prior_clip)}")
-        check_range(self, "n_trials", 1, integer=True)
-        check_range(self, "epsilon", 0.0, low_open=True)
-        check_choice(self, "ddof", (0, 1))
-        check_range(self, "seed", 0, integer=True)
 
     @property
     def needs_pseudo(self) -> bool:
