@@ -65,6 +65,23 @@ def test_save_load_round_trip_gives_identical_logits(tiny_lm, probe_world: TextW
     assert not list(directory.parent.glob(".*.tmp"))
 
 
+def test_untied_model_trains_its_own_output_layer_and_reloads_untied(train_world: TextWorld, tmp_path: Path) -> None:
+    tokens = train_world.token_ids[:2000]
+    tied, _ = train_lm(tokens, len(train_world.vocabulary), size="tiny", context_length=CONTEXT,
+                       training=LMTraining(epochs=1, batch_size=8, seed=0))
+    untied, report = train_lm(tokens, len(train_world.vocabulary), size="tiny", context_length=CONTEXT,
+                              tie_embeddings=False, training=LMTraining(epochs=1, batch_size=8, seed=0))
+    assert tied.lm_head.weight.data_ptr() == tied.transformer.wte.weight.data_ptr()
+    assert untied.lm_head.weight.data_ptr() != untied.transformer.wte.weight.data_ptr()
+    assert not torch.equal(untied.lm_head.weight, untied.transformer.wte.weight)  # both trained, apart
+    assert report["tie_embeddings"] is False
+    save_lm(untied, tmp_path / "untied", report=report)
+    loaded = load_lm(tmp_path / "untied")
+    assert not loaded.config.tie_word_embeddings
+    torch.testing.assert_close(loaded.lm_head.weight, untied.lm_head.weight, rtol=0, atol=0)
+    torch.testing.assert_close(loaded.transformer.wte.weight, untied.transformer.wte.weight, rtol=0, atol=0)
+
+
 def test_saved_tokenizer_matches_the_world_tokenizer(tiny_lm, probe_world: TextWorld) -> None:
     _, _, directory = tiny_lm
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)

@@ -64,3 +64,11 @@ def test_a_setting_list_naming_an_undefined_setting_stops_snakemake(tmp_path: Pa
     result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace, check=False)
     assert result.returncode != 0
     assert "meta.settings names undefined settings ['vit_fianl_gt']" in result.stdout + result.stderr
+
+
+def test_schedule_naming_an_unknown_model_stops_snakemake(tmp_path: Path) -> None:
+    params = tiny_params(schedule={"train_first": ["lm_large", "lm_lagre"]})
+    workspace = make_workspace(tmp_path, params)
+    result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace, check=False)
+    assert result.returncode != 0
+    assert "schedule.train_first names ['lm_lagre'], which are not models" in result.stdout + result.stderr

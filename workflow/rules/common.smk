@@ -58,6 +58,39 @@ PSEUDO_SUMMARIES = sorted(
 )
 
 
+# Scheduling only (no rule's params): the models of schedule.train_first are trained, then recorded, before others.
+TRAIN_FIRST = list(config.get("schedule", {}).get("train_first", []))
+_unknown_first = sorted(
+    set(TRAIN_FIRST)
+    - {*VISION_CLASSIFIERS, *LANGUAGE_MODELS, *CONTRASTIVE_MODELS, *PROBES}
+    - set(config.get("digits", {}).get("models", {}))
+)
+if _unknown_first:
+    raise ValueError(
+        f"params.yaml: schedule.train_first names {_unknown_first}, which are not models of this profile"
+    )
+
+
+# World builds and label tables come before everything (seconds each; every chain needs one).
+WORLD_PRIORITY = len(TRAIN_FIRST) + 1
+
+
+def schedule_priority(wildcards):
+    """Snakemake priority of a job on a model's chain (training, recording, a setting's meta-evaluation):
+    len(train_first) - index of the highest listed model among its wildcards (a setting stands for its units'
+    models), else 0."""
+    models = []
+    for value in wildcards:
+        setting = config["settings"].get(value)
+        models += [unit["model"] for unit in setting["units"]] if setting else [value]
+    ranks = [
+        len(TRAIN_FIRST) - TRAIN_FIRST.index(model)
+        for model in models
+        if model in TRAIN_FIRST
+    ]
+    return max(ranks, default=0)
+
+
 wildcard_constraints:
     setting="|".join(SETTINGS),
     split="[a-z]+",

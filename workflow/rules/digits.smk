@@ -8,6 +8,7 @@ rule digits_world:
         "logs/worlds/digits_{split}.log",
     wildcard_constraints:
         split="train|probe",
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     threads: 1
@@ -30,6 +31,7 @@ rule train_digits_classifier:
         "logs/benchmarks/train_{model}.tsv"
     wildcard_constraints:
         model="|".join(DIGITS_CLASSIFIERS) or "NO_DIGITS_MODEL",
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1
@@ -68,6 +70,7 @@ rule digits_label_concepts:
         "data/concepts/digits_{split}/labels.parquet",
     log:
         "logs/concepts/digits_{split}_labels.log",
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     params:

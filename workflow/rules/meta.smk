@@ -9,6 +9,7 @@ rule meta_setting:
         "logs/meta/{setting}.log",
     benchmark:
         "logs/benchmarks/meta_{setting}.tsv"
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1

@@ -8,6 +8,7 @@ rule train_vision_classifier:
         "logs/models/{model}.log",
     benchmark:
         "logs/benchmarks/train_{model}.tsv"
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1
@@ -39,6 +40,7 @@ rule train_language_model:
         "logs/models/{lm}.log",
     benchmark:
         "logs/benchmarks/train_{lm}.tsv"
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1
@@ -61,6 +63,7 @@ rule train_contrastive_model:
         "logs/models/{clip}.log",
     benchmark:
         "logs/benchmarks/train_{clip}.tsv"
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1

@@ -25,6 +25,7 @@ rule vision_label_concepts:
         "data/concepts/vision_{split}/labels.parquet",
     log:
         "logs/concepts/vision_{split}_labels.log",
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     params:
@@ -42,6 +43,7 @@ rule setting_truth:
         summary="data/truth/{setting}.summary.json",
     log:
         "logs/truth/{setting}.log",
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     params:
@@ -64,6 +66,7 @@ rule text_label_concepts:
         "data/concepts/text_{split}/labels.parquet",
     log:
         "logs/concepts/text_{split}_labels.log",
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     params:
@@ -83,6 +86,7 @@ rule lm_next_token_activations:
         "logs/activations/text_{split}_{lm}_next_token.log",
     benchmark:
         "logs/benchmarks/activations_text_{split}_{lm}_next_token.tsv"
+    priority: schedule_priority
     conda:
         "../../environment.yml"
     threads: 1

@@ -5,6 +5,7 @@ rule vision_world:
         "logs/worlds/vision_{split}.log",
     benchmark:
         "logs/benchmarks/vision_world_{split}.tsv"
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     threads: 1
@@ -32,6 +33,7 @@ rule text_world:
         "logs/worlds/text_{split}.log",
     benchmark:
         "logs/benchmarks/text_world_{split}.tsv"
+    priority: WORLD_PRIORITY
     conda:
         "../../environment.yml"
     threads: 1

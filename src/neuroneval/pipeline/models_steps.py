@@ -55,7 +55,8 @@ def train_language_model(job: StepIO) -> None:
     probe = load_text_world(Path(job.input.probe))
     spec = job.params.spec
     model, report = train_lm(train.token_ids, len(train.vocabulary), size=spec["size"],
-                             context_length=spec["context_length"], training=LMTraining.from_params(spec["training"]),
+                             context_length=spec["context_length"], tie_embeddings=spec.get("tie_embeddings", True),
+                             training=LMTraining.from_params(spec["training"]),
                              desc=f"train {job.wildcards.lm}")
     evaluation = probe.token_ids[:EVALUATION_TOKENS]
     report["probe_perplexity"] = round(perplexity(model, evaluation, context_length=spec["context_length"]), 4)
