@@ -22,7 +22,9 @@ TINY_OVERRIDES = {
                           "vision_vit": {"config": {"embed_dim": 16, "depth": 1},
                                          "training": {"epochs": 4, "batch_size": 64}},
                           "vision_cbm": {"config": {"width": 8}, "training": {"epochs": 3, "batch_size": 64}}},
-               "language": {"lm_small": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}},
+               # the tiny small LM keeps the tied embeddings and peak rate its concepteval margins were set on
+               "language": {"lm_small": {"size": "tiny", "context_length": 16, "tie_embeddings": True,
+                                         "training": {"epochs": 2, "learning_rate": 0.01}},
                             "lm_large": {"size": "tiny", "context_length": 16, "training": {"epochs": 2}}},
                "contrastive": {"clip": {"config": {"embed_dim": 16,
                                                    "vision": {"layers": [1, 1, 1, 1], "width": 8, "head_width": 16},
