@@ -58,7 +58,7 @@ PSEUDO_SUMMARIES = sorted(
 )
 
 
-# Scheduling only (no rule's params): the models of schedule.train_first are trained, then recorded, before others.
+# Scheduling only (no rule's params): the chains of schedule.train_first's models (training, recording, meta) run first.
 TRAIN_FIRST = list(config.get("schedule", {}).get("train_first", []))
 _unknown_first = sorted(
     set(TRAIN_FIRST)
