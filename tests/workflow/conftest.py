@@ -51,7 +51,8 @@ TINY_OVERRIDES = {
                           "sampling": {"steps": 8}}},
     # explanation methods: few maps and masks for the spatial methods, a short bootstrap
     # CoSy and the crowd on the explanations: few units, images and trials
-    "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}}}, "n_boot": 50,
+    "explain": {"settings": {"cnn_hidden_gt": {"spatial": {"max_inputs": 100}},
+                             "vit_hidden_gt": {"spatial": {"layer": "blocks.0", "max_inputs": 100}}}, "n_boot": 50,
                 "cosy": {"max_units": 6, "n_images": 4, "n_control": 200},
                 "crowd": {"max_units": 12, "n_trials": 3}},
     # concept evaluation: one LM, short runs, few concepts per unsupervised family, enough random ones for a floor

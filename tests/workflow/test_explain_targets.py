@@ -10,7 +10,14 @@ import pytest
 import yaml
 
 from neuroneval.explain import read_explanations
-from neuroneval.pipeline.explain_steps import BASELINES, PSEUDO_METHODS, base_method, method_files, score_columns
+from neuroneval.pipeline.explain_steps import (
+    BASELINES,
+    PSEUDO_METHODS,
+    base_method,
+    method_files,
+    method_tables,
+    score_columns,
+)
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +84,38 @@ def test_explain_results_tables(explain_run) -> None:
     tables = check_explain_results(workspace, explain)
     hidden = tables[1][tables[1]["setting"] == "cnn_hidden_gt"]
     assert np.isfinite(hidden.loc[hidden["method"] == "netdissect", "truth_recovery"]).all()
+
+
+def test_vit_hidden_units_and_lm_top_tokens_reach_the_tables(explain_run) -> None:
+    """Issue 15's added groups: the ViT's hidden channels (pooled methods and netdissect/compexp on the patch-token
+    grid) and the LM's top tokens (next:<w> concepts, scored in Table 1) have files, scores and Table 1/2 rows
+    with a truth recovery; they enter the agreement table, and the LM stays out of CoSy and the crowd."""
+    workspace, explain = explain_run
+    tables = {table_id: pd.read_csv(workspace / "results" / "explain" / f"table{table_id}.csv")
+              for table_id in (1, 2)}
+    for setting, spec in explain["settings"].items():
+        if setting not in ("vit_hidden_gt", "lm_small_next_token"):
+            continue
+        for table_id, table in tables.items():
+            rows = table[(table["setting"] == setting) & ~table["method"].isin(BASELINES)]
+            expected = {name for name in method_files(spec, explain["simple"])
+                        if table_id in method_tables(name) and name not in BASELINES}
+            assert set(rows["method"]) == expected, (setting, table_id)
+            assert rows["truth_recovery"].between(0, 1).all() and (rows["n_truth_units"] > 0).all()
+    hidden = tables[1][(tables[1]["setting"] == "vit_hidden_gt") & (tables[1]["method"] == "netdissect")]
+    assert hidden["group"].tolist() == [explain["settings"]["vit_hidden_gt"]["spatial"]["layer"]]
+    log = (workspace / "logs" / "explain" / "vit_hidden_gt" / "netdissect.log").read_text()
+    assert "spatial netdissect: maps" in log
+    tokens = read_explanations(workspace / "explanations" / "lm_small_next_token" / "top_tokens.csv")
+    concepts = tokens[tokens["kind"] == "concept"]
+    assert len(concepts) and concepts["explanation"].str.startswith("next:").all()
+    assert set(tokens["kind"]) <= {"concept", "text"}
+    top = tables[1].set_index(["setting", "method"]).loc[("lm_small_next_token", "top_tokens")]
+    assert np.isfinite(top["simulation_correlation_mean"])
+    agreement = pd.read_csv(workspace / "results" / "explain" / "agreement.csv")
+    assert {"vit_hidden_gt", "lm_small_next_token"} <= set(agreement["setting"])
+    for block in ("cosy", "crowd"):
+        assert not any(name.startswith("lm_") for name in explain[block]["settings"])
 
 
 def test_cosy_and_crowd_tables_put_random_below_the_truth(explain_run) -> None:

@@ -7,6 +7,7 @@ from neuroneval.pipeline.code_deps import StepVersions
 from neuroneval.pipeline.explain_steps import (
     PSEUDO_METHODS,
     TEXT_METHODS,
+    TOKEN_METHODS,
     base_method,
     benchmark_files,
     benchmark_methods,
@@ -390,19 +391,20 @@ def explain_setting_inputs(wildcards):
     spatial = spec.get("spatial") or {}
     if base in TEXT_METHODS or base in spatial.get("methods", []):
         inputs["world"] = world_dir(setting["dataset"])
+    if base in TOKEN_METHODS:
+        inputs["world"] = world_dir(setting["dataset"], kind="text")
     if base in spatial.get("methods", []):
         inputs["checkpoint"] = f"data/models/{spatial['model']}.pt"
     return inputs
 
 
-def world_dir(dataset):
-    """``vision_probe`` -> ``data/worlds/vision/probe`` (the vision world a dataset's tables come from)."""
-    kind, _, split = dataset.partition("_")
-    if kind != "vision":
-        raise ValueError(
-            f"explain: dataset {dataset!r} has no vision world (captions, masks)"
-        )
-    return f"data/worlds/vision/{split}"
+def world_dir(dataset, kind="vision"):
+    """``vision_probe`` -> ``data/worlds/vision/probe`` (the world of that ``kind`` a dataset's tables come
+    from: vision for captions and masks, text for the tokens of ``text_probe``)."""
+    prefix, _, split = dataset.partition("_")
+    if prefix != kind:
+        raise ValueError(f"explain: dataset {dataset!r} has no {kind} world")
+    return f"data/worlds/{kind}/{split}"
 
 
 def explain_method_options(wildcards):

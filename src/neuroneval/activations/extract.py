@@ -32,6 +32,23 @@ def pool(output: torch.Tensor, pooling: str) -> torch.Tensor:
     return output.mean(dim=dims) if pooling == "mean" else output.amax(dim=dims)
 
 
+def spatial_grid(output: np.ndarray, n_prefix_tokens: int = 0) -> np.ndarray:
+    """A layer output as (N, C, h, w) maps: conv maps unchanged; ViT tokens (N, T, D) without their first
+    ``n_prefix_tokens`` (class token) reshaped to the patch grid, row-major as timm's patch embedding lays them
+    out, h = w = √(T − prefix), channels first (the token dimension D is the unit)."""
+    output = np.asarray(output)
+    if output.ndim == 4:
+        return output
+    if output.ndim != 3:
+        raise ValueError(f"cannot lay a {output.ndim}-D layer output of shape {output.shape} out as maps")
+    patches = output[:, n_prefix_tokens:]
+    side = round(patches.shape[1] ** 0.5)
+    if side * side != patches.shape[1] or side == 0:
+        raise ValueError(f"{patches.shape[1]} patch tokens (after {n_prefix_tokens} prefix tokens) are not a "
+                         "square grid")
+    return patches.reshape(len(patches), side, side, patches.shape[2]).transpose(0, 3, 1, 2)
+
+
 @torch.no_grad()
 def record_activations(
     model: nn.Module,

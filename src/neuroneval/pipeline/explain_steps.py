@@ -24,15 +24,18 @@ from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
 #: The methods a setting may list (``explain.settings.<name>.methods``; the schema's enum is tested against it).
-EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions")
+EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions",
+                   "top_tokens")
 #: Methods whose ``max_length`` is ``explain.max_length`` (l of Table 2).
 FORMULA_METHODS = ("compexp", "invert", "cce")
-#: Methods that give one concept per unit: Table 1 only.
-SIMPLE_METHODS = ("netdissect", "clip_dissect")
+#: Methods that give one concept per unit: Table 1 only (top_tokens: one token, ``n_words: 1``).
+SIMPLE_METHODS = ("netdissect", "clip_dissect", "top_tokens")
 #: Methods that read the pseudo-label table (``explain.pseudo_source``).
 PSEUDO_METHODS = ("le_pseudo", "clip_dissect")
 #: Methods that read the vision world (captions, or maps and masks).
 TEXT_METHODS = ("captions",)
+#: Methods that read the text world (the token after each position, named as the LM settings' concepts).
+TOKEN_METHODS = ("top_tokens",)
 BASELINES = ("random", "random_l1", "truth")
 SIMPLE_SUFFIX = "_l1"
 #: Columns of the per-unit scores before the scores.
@@ -161,10 +164,15 @@ def _setting_ids(concept_file: str | Path) -> np.ndarray:
     return frame[io.ID_COLUMN].to_numpy()
 
 
-def spatial_maps(checkpoint: str | Path, images: np.ndarray, layer: str, batch_size: int) -> np.ndarray:
-    """(N, C, h, w) float32 outputs of module ``layer`` of a world classifier on ``images`` (unpooled)."""
+def spatial_maps(checkpoint: str | Path, images: np.ndarray, layer: str, batch_size: int,
+                 pooling: str = "mean") -> tuple[np.ndarray, np.ndarray]:
+    """Module ``layer`` of a world classifier on ``images``: its unpooled outputs as (N, C, h, w) float32 maps
+    (a CNN's channel maps; a ViT's patch tokens on the patch grid, :func:`~neuroneval.activations.extract.
+    spatial_grid`) and the outputs pooled as the activation tables pool them (N, C) (a ViT: class token
+    included), to check the maps against the setting's table."""
     import torch
 
+    from neuroneval.activations.extract import pool, spatial_grid
     from neuroneval.models.classifier import load_checkpoint
     from neuroneval.models.cnn import images_to_tensor
 
@@ -172,19 +180,22 @@ def spatial_maps(checkpoint: str | Path, images: np.ndarray, layer: str, batch_s
     modules = dict(model.named_modules())
     if layer not in modules or not layer:
         raise ValueError(f"explain spatial layer {layer!r} is not a module of {checkpoint}")
-    captured: list[np.ndarray] = []
-    handle = modules[layer].register_forward_hook(
-        lambda _module, _inputs, output: captured.append(output.float().cpu().numpy()))
+    maps: list[np.ndarray] = []
+    pooled: list[np.ndarray] = []
+    prefix = int(getattr(model, "num_prefix_tokens", 0))
+
+    def record(_module: Any, _inputs: Any, output: Any) -> None:
+        maps.append(spatial_grid(output.float().cpu().numpy(), prefix))
+        pooled.append(pool(output.float(), pooling).cpu().numpy())
+
+    handle = modules[layer].register_forward_hook(record)
     try:
         with torch.no_grad():
             for start in range(0, len(images), batch_size):
                 model(images_to_tensor(images[start : start + batch_size]))
     finally:
         handle.remove()
-    maps = np.concatenate(captured)
-    if maps.ndim != 4:
-        raise ValueError(f"layer {layer!r} gives outputs of shape {maps.shape[1:]}, not (channels, h, w) maps")
-    return maps
+    return np.concatenate(maps), np.concatenate(pooled)
 
 
 def explain_setting(job: StepIO) -> None:
@@ -226,6 +237,8 @@ def explain_setting(job: StepIO) -> None:
                                  ClipDissectOptions.from_params(options), unit_names=units)
         elif base in spatial.get("methods", []):
             frame = _explain_spatial(job, data, ids, fit, base, options, spatial)
+        elif base in TOKEN_METHODS:
+            frame = _explain_tokens(job.input.world, ids[fit], activations, concepts[fit], names, options, units)
         else:
             captions = None
             if base in TEXT_METHODS:
@@ -244,10 +257,25 @@ def _world_captions(world_dir: str | Path, ids: np.ndarray) -> list[str]:
     return captions["caption"].tolist()
 
 
+def _explain_tokens(world_dir: str | Path, positions: np.ndarray, activations: np.ndarray, concepts: np.ndarray,
+                    names: Sequence[str], options: Mapping[str, Any], units: Sequence[str]) -> pd.DataFrame:
+    """``top_tokens``: the next token (``next:<word>``, as the LM settings' concepts) most over-represented at each
+    unit's top-activating probe positions (the LM settings' input ids are positions of the text world's stream)."""
+    from neuroneval.activations.lm import next_token_names
+    from neuroneval.explain import CaptionOptions, ProbingData
+    from neuroneval.explain.tokens import top_token_concept_explanations
+    from neuroneval.worlds.text import load_text_world
+
+    world = load_text_world(Path(world_dir))
+    probing = ProbingData.build(concepts, names, tokens=next_token_names(world.token_ids, world.vocabulary, positions))
+    return top_token_concept_explanations(activations, probing, CaptionOptions.from_params(options), unit_names=units)
+
+
 def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
                      options: Mapping[str, Any], spatial: Mapping[str, Any]) -> pd.DataFrame:
-    """A method on the first ``max_inputs`` fitting inputs' spatial maps against the world's concept masks; the
-    maps are checked to pool to the setting's activation table (same model, layer and unit order)."""
+    """A method on the first ``max_inputs`` fitting inputs' spatial maps (CNN channel maps or ViT patch-token
+    grids, :func:`spatial_maps`) against the world's concept masks; the layer's outputs are checked to pool to
+    the setting's activation table (same model, layer and unit order)."""
     from neuroneval.explain import ProbingData, explain
     from neuroneval.worlds import concept_mask, load_vision_world
 
@@ -255,8 +283,8 @@ def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, m
     if not np.array_equal(world.labels[io.ID_COLUMN].to_numpy(), ids):
         raise ValueError(f"{job.input.world}: the world's input ids differ from the setting's tables")
     rows = np.flatnonzero(fit)[: int(spatial["max_inputs"])]
-    maps = spatial_maps(job.input.checkpoint, world.images[rows], spatial["layer"], int(job.params.batch_size))
-    pooled = maps.mean(axis=(2, 3)) if job.params.pooling == "mean" else maps.max(axis=(2, 3))
+    maps, pooled = spatial_maps(job.input.checkpoint, world.images[rows], spatial["layer"],
+                                int(job.params.batch_size), job.params.pooling)
     if pooled.shape[1] != len(data.unit_names) or not np.allclose(pooled, data.activations[rows], atol=1e-3):
         raise ValueError(f"maps of {spatial['model']}/{spatial['layer']} do not pool to the setting's activations")
     masks = np.stack([concept_mask(world, name)[rows] for name in data.concept_names], axis=1)
