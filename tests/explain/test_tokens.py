@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from neuroneval.activations.extract import pool, spatial_grid
-from neuroneval.activations.lm import next_token_names
+from neuroneval.activations.lm import CONCEPT_PREFIX
 from neuroneval.explain import CaptionOptions, ProbingData, parse
 from neuroneval.explain.tokens import token_explanation, top_token_concept_explanations
 from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS, method_tables, truth_recovered
+from neuroneval.worlds.text import next_token_names
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "zyx"]
 
@@ -39,6 +40,7 @@ def _brute_force_top_token(activation: np.ndarray, tokens: list[str], options: C
 def test_next_token_names_are_the_following_tokens() -> None:
     token_ids = np.array([0, 2, 3, 1, 2])
     assert next_token_names(token_ids, WORDS, np.array([0, 2, 3])) == ["next:sat", "next:cat", "next:sat"]
+    assert next_token_names(token_ids, WORDS, np.array([0]))[0].startswith(CONCEPT_PREFIX)
     with pytest.raises(ValueError, match="next token"):
         next_token_names(token_ids, WORDS, np.array([4]))
 

@@ -215,16 +215,6 @@ def next_token_concepts(
     return _frame(positions, concept_names, one_hot), metadata, unit_token_ids, positions
 
 
-def next_token_names(token_ids: np.ndarray, vocabulary: Sequence[str], positions: np.ndarray) -> list[str]:
-    """``next:<word>`` of the token after each position ``i`` (token ``i + 1``, the position's label): the concept
-    a position is positive for, named as in :func:`next_token_concepts` (also for words that are not units)."""
-    tokens = np.asarray(token_ids, dtype=np.int64)
-    positions = np.asarray(positions, dtype=np.int64)
-    if positions.size and (positions.min() < 0 or positions.max() + 1 >= tokens.size):
-        raise ValueError(f"positions must lie in 0 .. {tokens.size - 2} (each needs a next token)")
-    return [f"{CONCEPT_PREFIX}{vocabulary[index]}" for index in tokens[positions + 1].tolist()]
-
-
 def units_and_positions(tokens: np.ndarray, *, n_units: int, max_positions: int | None, seed: int,
                         exclude: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """The unit token ids (:func:`most_common_tokens`) and probe positions (:func:`select_positions`) that every

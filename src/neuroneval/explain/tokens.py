@@ -6,7 +6,7 @@
     lift(k, t) = (n_top(k, t) + s) / (k + s) ÷ (n_all(t) + s) / (N + s).
 
 The benchmark gives it, as each position's token, the *next* token named as the LM settings' concepts
-(``next:<w>``, :func:`neuroneval.activations.lm.next_token_names`): a next-token unit ``tok:<w>`` fires where the
+(``next:<w>``, :func:`neuroneval.worlds.text.next_token_names`): a next-token unit ``tok:<w>`` fires where the
 next token is likely ``<w>``, so its explanation should be ``next:<w>``. When every chosen token is a concept of
 the probing data, the explanation is that concept, or the OR of several (the position's token is one of them:
 s = 1 − Π_t (1 − c_t), paper 001 Eq. 17), so the concept simulator and the NeuronEval metrics score it; a token

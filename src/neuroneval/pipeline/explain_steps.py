@@ -261,10 +261,9 @@ def _explain_tokens(world_dir: str | Path, positions: np.ndarray, activations: n
                     names: Sequence[str], options: Mapping[str, Any], units: Sequence[str]) -> pd.DataFrame:
     """``top_tokens``: the next token (``next:<word>``, as the LM settings' concepts) most over-represented at each
     unit's top-activating probe positions (the LM settings' input ids are positions of the text world's stream)."""
-    from neuroneval.activations.lm import next_token_names
     from neuroneval.explain import CaptionOptions, ProbingData
     from neuroneval.explain.tokens import top_token_concept_explanations
-    from neuroneval.worlds.text import load_text_world
+    from neuroneval.worlds.text import load_text_world, next_token_names
 
     world = load_text_world(Path(world_dir))
     probing = ProbingData.build(concepts, names, tokens=next_token_names(world.token_ids, world.vocabulary, positions))

@@ -357,6 +357,18 @@ def build_text_world(
     )
 
 
+def next_token_names(token_ids: np.ndarray, vocabulary: Sequence[str], positions: np.ndarray, *,
+                     prefix: str = "next:") -> list[str]:
+    """``<prefix><word>`` of the token after each position ``i`` (token ``i + 1``, the position's label): the concept
+    a position is positive for, named as :func:`neuroneval.activations.lm.next_token_concepts` names it
+    (``CONCEPT_PREFIX``), also for words that are not units."""
+    tokens = np.asarray(token_ids, dtype=np.int64)
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.size and (positions.min() < 0 or positions.max() + 1 >= tokens.size):
+        raise ValueError(f"positions must lie in 0 .. {tokens.size - 2} (each needs a next token)")
+    return [f"{prefix}{vocabulary[index]}" for index in tokens[positions + 1].tolist()]
+
+
 def ideal_next_token_probabilities(world: TextWorld, positions: np.ndarray, token_ids: np.ndarray) -> np.ndarray:
     """The world's ideal next-token units: ``P(token[p + 1] = token_ids[j] | latent state)`` at ``positions``.
 
