@@ -118,3 +118,13 @@ def test_ideal_cosy_scores_match_brute_force_and_the_closed_form() -> None:
 def test_the_steps_name_the_ceiling_rows_alike() -> None:
     assert explain_steps.IDEAL == IDEAL and IDEAL in explain_steps.REFERENCE_ROWS
     assert explain_steps.method_tables(IDEAL) == (1, 2) and IDEAL not in explain_steps.BASELINES
+
+
+def test_fidelity_claims_never_count_the_ceiling_as_a_method() -> None:
+    from neuroneval.fidelity import claims
+
+    table2 = pd.DataFrame([("a", "softmax", "le_label", 0.6), ("a", "softmax", "compexp", 0.4),
+                           ("a", "softmax", "truth", 0.5), ("a", "softmax", IDEAL, 1.0)],
+                          columns=["setting", "group", "method", "simulation_correlation_mean"])
+    (claim,) = claims.le_best_claims(table2)
+    assert claim.verdict == "holds" and IDEAL in claims.EXPLAIN_BASELINES
