@@ -109,8 +109,8 @@ def test_scorer_agreement_is_kendall_tau_of_the_method_means() -> None:
 
 def test_method_summary_is_mean_and_standard_error_with_floor_and_ceiling() -> None:
     rng = np.random.default_rng(2)
-    frame = pd.DataFrame({"setting": "s", "method": np.repeat(["m", "random_l1", "truth"], 6),
-                          "auc": rng.random(18), "mad": rng.normal(size=18)})
+    frame = pd.DataFrame({"setting": "s", "method": np.repeat(["m", "random_l1", "truth", "ideal"], 6),
+                          "auc": rng.random(24), "mad": rng.normal(size=24)})
     frame.loc[0, "auc"] = np.nan
     table = method_summary(frame, keys=["setting", "method"], values=["auc", "mad"]).set_index("method")
     values = frame.loc[frame["method"] == "m", "auc"].dropna()
@@ -118,7 +118,7 @@ def test_method_summary_is_mean_and_standard_error_with_floor_and_ceiling() -> N
     assert table.loc["m", "auc_se"] == pytest.approx(sem(values))
     assert table.loc["m", "n_units"] == 5 and table.loc["m", "n_unscored"] == 1
     assert (table["floor"] == table.loc["random_l1", "auc_mean"]).all()
-    assert (table["ceiling"] == table.loc["truth", "auc_mean"]).all()
+    assert (table["ceiling"] == table.loc["ideal", "auc_mean"]).all()
 
 
 def test_noise_free_uniform_study_estimates_the_full_data_correlation() -> None:

@@ -421,6 +421,7 @@ def explain_score_inputs(wildcards):
         "activations": setting_activations(wildcards),
         "labels": str(concept_path(setting["dataset"], "labels")),
         "truth": setting_truth(wildcards),
+        "ideal": setting_ideal_activations(wildcards),
         "explanations": expand(
             "explanations/{setting}/{method}.csv",
             setting=wildcards.setting,
@@ -497,6 +498,8 @@ def explain_crowd_inputs(wildcards):
     inputs = {
         "activations": setting_activations(wildcards),
         "labels": str(concept_path(setting["dataset"], "labels")),
+        "truth": setting_truth(wildcards),
+        "ideal": setting_ideal_activations(wildcards),
         "explanations": expand(
             "explanations/{setting}/{method}.csv",
             setting=wildcards.setting,

@@ -106,6 +106,8 @@ rule explain_cosy_score:
         world=EXPLAIN_COSY_WORLD or [],
         activations=[files["activations"] for files in EXPLAIN_COSY_FILES.values()],
         checkpoints=[files["checkpoint"] for files in EXPLAIN_COSY_FILES.values()],
+        labels=[files["concepts"] for files in EXPLAIN_COSY_FILES.values()],
+        truth=[files["truth"] for files in EXPLAIN_COSY_FILES.values()],
     output:
         scores="results/explain/cosy/{generator}.csv",
     log:

@@ -90,10 +90,11 @@ def mean_se(values: pd.Series | np.ndarray) -> tuple[float, float, int]:
 
 
 def method_summary(scores: pd.DataFrame, *, keys: Sequence[str], values: Sequence[str],
-                   floor: str = "random_l1", ceiling: str = "truth", reference: str | None = None) -> pd.DataFrame:
+                   floor: str = "random_l1", ceiling: str = "ideal", reference: str | None = None) -> pd.DataFrame:
     """Mean ± standard error over units of each score column per ``keys`` group (which must end in ``method``),
     ``n_units`` (finite values of the first column) and ``n_unscored``, then the ``floor`` and ``ceiling``
-    methods' means of ``reference`` (default: the first column) beside every row of their group."""
+    methods' means of ``reference`` (default: the first column) beside every row of their group (default ceiling:
+    the truth on the world's ideal units, :data:`neuroneval.explain.ideal.IDEAL`)."""
     if keys[-1] != "method":
         raise ValueError(f"the last key must be 'method', got {list(keys)}")
     reference = reference or values[0]

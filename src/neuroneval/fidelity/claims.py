@@ -936,8 +936,9 @@ LE_METHODS = ("le_label", "le_pseudo")
 BRODEN_METHODS = ("netdissect", "compexp", "cce")
 #: Unit groups (layers) of final-layer class units: the "high-level" units of paper 001's Broden claim.
 HIGH_LEVEL_GROUPS = ("softmax", "logits", "superclass")
-#: Baseline method files of the explanation tables (never a method in a claim).
-EXPLAIN_BASELINES = ("random", "random_l1", "truth")
+#: Rows of the explanation tables that are no method (never a method in a claim): the random floors, the truth on
+#: the trained unit and the ceiling ``ideal`` (the truth on the world's ideal unit, neuroneval.explain.ideal).
+EXPLAIN_BASELINES = ("random", "random_l1", "truth", "ideal")
 
 
 def _family(method: str) -> str:

@@ -106,8 +106,9 @@ def plot_ceiling(ceiling: pd.DataFrame, meta: pd.DataFrame, settings: Sequence[s
 @styled
 def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> Path:
     """One panel per (setting, unit group) of an explanation-methods table (``results/explain/table1.csv``):
-    each method's mean simulation correlation ± standard error as a bar, the random floor and the truth ceiling
-    as labelled lines; text methods (no simulation) are left out."""
+    each method's mean simulation correlation ± standard error as a bar, the random floor and the ceiling (the truth
+    on the world's ideal units) as labelled lines, the truth on the trained units as a bar; text methods (no
+    simulation) are left out."""
     scored = table[table["simulation_correlation_mean"].notna()]
     panels = list(scored.groupby(["setting", "group"], sort=False))
     columns = min(3, max(len(panels), 1))
@@ -116,7 +117,7 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
                             sharex=True)
     low = min(0.0, float(np.nanmin(scored["simulation_correlation_mean"])) if len(scored) else 0.0) - 0.05
     for axis, ((setting, group), frame) in zip(axes.ravel(), panels, strict=False):
-        methods = frame[~frame["method"].isin(("random", "random_l1", "truth"))]
+        methods = frame[~frame["method"].isin(("random", "random_l1", "ideal"))]
         positions = np.arange(len(methods))
         axis.barh(positions, methods["simulation_correlation_mean"], xerr=methods["simulation_correlation_se"],
                   color=PALETTE["blue"], alpha=0.85, error_kw={"elinewidth": 0.9, "ecolor": "#333333"})
@@ -125,14 +126,15 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
         axis.grid(axis="y", visible=False)
         axis.set_xlim(low, 1.0)
         for value, colour, label, where in ((frame["floor"].iloc[0], FAIL_COLOUR, "random", 0.02),
-                                            (frame["ceiling"].iloc[0], PASS_COLOUR, "truth", 0.02)):
+                                            (frame["ceiling"].iloc[0], PASS_COLOUR, "ideal", 0.02)):
             if np.isfinite(value):
                 reference_line(axis, value, label, axis="x", colour=colour, where=1.0 - where)
         axis.set_title(f"{setting} / {group}", loc="left", fontsize=10)
     for axis in axes.ravel()[len(panels):]:
         axis.set_visible(False)
     figure.suptitle(title, x=0.01, ha="left")
-    figure.supxlabel("simulation correlation (mean ± s.e. over units); dashed: random floor and truth ceiling",
+    figure.supxlabel("simulation correlation (mean ± s.e. over units); dashed: random floor and ceiling (truth on "
+                     "the ideal units)",
                      fontsize=9)
     return savefig(figure, path)
 
@@ -140,7 +142,8 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
 @styled
 def plot_cosy_table(table: pd.DataFrame, path: str | Path) -> Path:
     """One panel per setting of ``results/explain/cosy_table3.csv``: each method's mean CoSy AUC ± s.e. per
-    generator as grouped bars, chance (0.5) as a labelled line; the random and truth baselines are bars too."""
+    generator as grouped bars, chance (0.5) as a labelled line; the random, truth and ideal (ceiling) rows are bars
+    too."""
     if table.empty:
         return empty_figure(path, "no CoSy scores (explain.cosy.settings is empty)")
     settings = list(dict.fromkeys(table["setting"]))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.pipeline.cosy_steps import _world_params, with_model_path
 from neuroneval.pipeline.runner import StepIO
+
+if TYPE_CHECKING:
+    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions
 
 #: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
 SCORER_PREFIXES = {"cosy": "cosy_auc:", "crowd": "crowd:"}
@@ -63,10 +67,13 @@ def explain_cosy_generate(job: StepIO) -> None:
 
 def explain_cosy_score(job: StepIO) -> None:
     """CoSy AUC and MAD of every explanation of the prompt table: each setting's units on the synthetic images
-    vs on its first ``n_control`` held-out inputs."""
+    vs on its first ``n_control`` held-out inputs; and the ceiling rows ``ideal``: the truth explanations on the
+    world's ideal units (their labels on the control images, the rendered concept on the synthetic ones; NaN for a
+    generator whose images carry no labels, :mod:`neuroneval.explain.ideal`)."""
     from neuroneval.cosy.activations import classifier_units
     from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
+    from neuroneval.explain.ideal import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON
     from neuroneval.pipeline.explain_steps import holdout_mask
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
@@ -91,19 +98,40 @@ def explain_cosy_score(job: StepIO) -> None:
         parts.append(cosy_unit_scores(prompts[prompts["setting"] == setting], unit_names=unit_names, control=control,
                                       synthetic=synthetic.astype(np.float64), manifest=manifest,
                                       template=options.template, generator=job.wildcards.generator))
+        parts.append(_ideal_cosy(setting, files, prompts, held, manifest, options, job.wildcards.generator))
+    if job.wildcards.generator not in CONCEPT_RENDERING_GENERATORS:
+        print(UNDEFINED_REASON.format(generator=job.wildcards.generator))
     scores = pd.concat(parts, ignore_index=True)
     io.write_csv(job.output.scores, scores)
     print(scores.groupby(["setting", "method"], sort=False)[["auc", "mad"]].mean().round(3).to_string())
 
 
+def _ideal_cosy(setting: str, files: Mapping[str, str], prompts: pd.DataFrame, held: np.ndarray,
+                manifest: pd.DataFrame, options: CosyBenchmarkOptions, generator: str) -> pd.DataFrame:
+    """The ``ideal`` rows of one setting: its truth prompts scored on its ideal units (labels of the truth)."""
+    from neuroneval.explain.ideal import ideal_cosy_scores
+    from neuroneval.meta import load_ideal_units
+
+    truth = pd.read_csv(files["truth"], dtype=str)
+    ideal, _ = load_ideal_units([files["activations"]], files["concepts"], files["concepts"], truth,
+                                concept_prefixes=[])
+    rows = prompts[(prompts["setting"] == setting) & (prompts["method"] == "truth")]
+    rows = rows[rows["unit"].isin(ideal.unit_names)]
+    control = ideal.activations[held][: options.n_control]
+    return ideal_cosy_scores(rows, unit_names=ideal.unit_names, control=control, manifest=manifest,
+                             template=options.template, generator=generator)
+
+
 def explain_crowd(job: StepIO) -> None:
     """The simulated crowd study (001 Sec. 4–5) of each crowd method's explanation of the setting's units, on its
-    held-out inputs."""
+    held-out inputs; and the ceiling rows ``ideal``: the truth explanations' study on the world's ideal units
+    (:mod:`neuroneval.explain.ideal`)."""
     from neuroneval.cosy.evaluation import select_units
     from neuroneval.explain import read_explanations
     from neuroneval.explain.cosy_benchmark import shown_concepts
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
-    from neuroneval.pipeline.explain_steps import _aligned_concepts, _setting_ids, holdout_mask
+    from neuroneval.meta import load_ideal_units
+    from neuroneval.pipeline.explain_steps import IDEAL, _aligned_concepts, _setting_ids, holdout_mask
     from neuroneval.settings import load_setting
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
@@ -124,6 +152,16 @@ def explain_crowd(job: StepIO) -> None:
             setting=job.wildcards.setting, method=method, units=frame["unit"].astype(str).tolist(),
             concepts=shown_concepts(frame), activations=data.activations[held], unit_names=data.unit_names,
             labels=data.concepts[held], pseudo=pseudo, concept_names=data.concept_names, options=options))
+        if method == "truth":
+            ideal, _ = load_ideal_units(job.input.activations, job.input.labels, job.input.labels,
+                                        pd.read_csv(job.input.truth, dtype=str),
+                                        ideal_files=getattr(job.input, "ideal", []),
+                                        concept_prefixes=[])
+            frame = frame[frame["unit"].astype(str).isin(ideal.unit_names)]
+            parts.append(crowd_unit_scores(
+                setting=job.wildcards.setting, method=IDEAL, units=frame["unit"].astype(str).tolist(),
+                concepts=shown_concepts(frame), activations=ideal.activations[held], unit_names=ideal.unit_names,
+                labels=data.concepts[held], pseudo=pseudo, concept_names=data.concept_names, options=options))
     scores = pd.concat(parts, ignore_index=True)
     io.write_csv(job.output.scores, scores)
     print(scores.groupby(["aggregation", "method"], sort=False)["crowd_correlation"].mean().round(3).to_string())
@@ -131,12 +169,12 @@ def explain_crowd(job: StepIO) -> None:
 
 def scorer_tables(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame,
                   metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Wide per-unit scores of Table 1's methods (index setting, unit; baselines and text methods left out) for
+    """Wide per-unit scores of Table 1's methods (index setting, unit; baselines, ceiling, text methods left out) for
     every scorer: ``simulation_correlation``, each metric, ``cosy_auc:<generator>``, ``crowd:<aggregation>``."""
-    from neuroneval.pipeline.explain_steps import BASELINES
+    from neuroneval.pipeline.explain_steps import REFERENCE_ROWS
 
     def wide(frame: pd.DataFrame, value: str) -> pd.DataFrame:
-        frame = frame[~frame["method"].isin(BASELINES)]
+        frame = frame[~frame["method"].isin(REFERENCE_ROWS)]
         return frame.pivot_table(index=["setting", "unit"], columns="method", values=value, dropna=False)
 
     table1 = scores[(scores["table"] == 1) & (scores["kind"] != "text")]
@@ -181,7 +219,8 @@ def _read_all(paths: Sequence[str]) -> pd.DataFrame:
 
 
 def explain_benchmark(job: StepIO) -> None:
-    """CoSy and crowd tables (mean ± s.e. per method, random floor and truth ceiling) and the scorers' agreement."""
+    """CoSy and crowd tables (mean ± s.e. per method, the random floor and the ``ideal`` ceiling) and the scorers'
+    agreement."""
     from neuroneval.explain.agreement import method_summary
     from neuroneval.figures.results import plot_agreement, plot_cosy_table
     from neuroneval.pipeline.explain_steps import score_columns

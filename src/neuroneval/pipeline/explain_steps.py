@@ -7,7 +7,9 @@ the sanity-passing NeuronEval metrics, :func:`neuroneval.explain.score_explanati
 the scores to Table 1 (simple explanations), Table 2 (l > 1), a figure and the ranking agreement of the scorers.
 
 Method file names: a method of ``explain.methods`` (``compexp``), its length-1 run (``compexp_l1``, for the methods
-of ``explain.simple``) and the baselines ``random`` (l concepts), ``random_l1`` and ``truth`` (the ceiling).
+of ``explain.simple``) and the baselines ``random`` (l concepts, the floor of Table 2), ``random_l1`` (the floor of
+Table 1) and ``truth`` (the planted truth on the trained unit, a reference row). The scores and tables add the rows
+``ideal``: the truth explanations on the world's ideal units, the ceiling (:mod:`neuroneval.explain.ideal`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ TEXT_METHODS = ("captions",)
 #: Methods that read the text world (the token after each position, named as the LM settings' concepts).
 TOKEN_METHODS = ("top_tokens",)
 BASELINES = ("random", "random_l1", "truth")
+#: The ceiling rows: :data:`neuroneval.explain.ideal.IDEAL`, repeated so that the Snakefile's imports of this module
+#: stay light (the explain package loads scipy and scikit-learn; a test checks the two agree).
+IDEAL = "ideal"
+#: Rows of the scores and tables that are no method: the baselines and the ceiling (never ranked or claimed).
+REFERENCE_ROWS = (*BASELINES, IDEAL)
 SIMPLE_SUFFIX = "_l1"
 #: Columns of the per-unit scores before the scores.
 SCORE_KEYS = ["setting", "group", "method", "table", "unit", "kind", "length"]
@@ -78,9 +85,9 @@ def method_files(spec: Mapping[str, Any], simple: Sequence[str]) -> list[str]:
 
 
 def method_tables(name: str) -> tuple[int, ...]:
-    """Which of Tables 1 (simple, l = 1) and 2 (l > 1) a method file belongs to (the truth: both)."""
+    """Which of Tables 1 (simple, l = 1) and 2 (l > 1) a method file belongs to (the truth and the ceiling: both)."""
     base, simple = base_method(name)
-    if base == "truth":
+    if base in ("truth", IDEAL):
         return (1, 2)
     if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS:
         return (1,)
@@ -294,41 +301,62 @@ def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, m
 
 def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndarray, unit_names: Sequence[str],
                   groups: Sequence[str], concepts: np.ndarray, concept_names: Sequence[str],
-                  truth: Mapping[str, Sequence[str]], *, alpha: float) -> pd.DataFrame:
+                  truth: Mapping[str, Sequence[str]], *, alpha: float,
+                  ideal: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per-unit scores of every method's explanations on held-out inputs (``SCORE_KEYS`` + ``score_columns()`` +
-    ``truth_recovered``); text explanations are kept with empty scores (no concept simulator reads them)."""
-    from neuroneval.explain import parse, score_explanations
+    ``truth_recovered``); text explanations are kept with empty scores (no concept simulator reads them).
+
+    With ``ideal`` (the world's ideal units on the same inputs, one column per unit) the ``truth`` explanations are
+    also scored on them: the rows of method :data:`IDEAL`, the ceiling (:mod:`neuroneval.explain.ideal`)."""
+    from neuroneval.explain import score_explanations
+    from neuroneval.explain.ideal import ideal_scores
     from neuroneval.metrics import TopAlphaOptions
 
     group_of = dict(zip(unit_names, groups, strict=True))
     table = pd.DataFrame(activations, columns=list(unit_names))
+    options = TopAlphaOptions(alpha=alpha)
     parts = []
     for method, frame in explanations.items():
         frame = frame.reset_index(drop=True)
         scorable = frame[frame["kind"] != "text"]
-        scores = pd.DataFrame({"unit": frame["unit"].astype(str)})
-        if len(scorable):
-            scored = score_explanations(scorable, table, concepts, concept_names, source=method,
-                                        options=TopAlphaOptions(alpha=alpha))
-            scores = scores.merge(scored.drop(columns=["kind", "length"]), on="unit", how="left")
-        scores = scores.reindex(columns=["unit", *score_columns()])
-        scores["kind"] = frame["kind"].to_numpy()
-        scores["length"] = frame["length"].to_numpy()
-        scores["group"] = [group_of[unit] for unit in scores["unit"]]
-        scores["method"] = method
-        recovered = [float(truth_recovered(parse(text, kind), truth[unit])) if unit in truth else np.nan
-                     for unit, text, kind in zip(frame["unit"].astype(str), frame["explanation"], frame["kind"],
-                                                 strict=True)]
-        scores["truth_recovered"] = recovered
-        for table_id in method_tables(method):
-            parts.append(scores.assign(table=table_id))
+        scored = (score_explanations(scorable, table, concepts, concept_names, source=method, options=options)
+                  if len(scorable) else None)
+        parts += _method_rows(method, frame, scored, group_of, truth)
+    if ideal is not None and "truth" in explanations:
+        frame = explanations["truth"]
+        frame = frame[frame["unit"].astype(str).isin(set(ideal.columns.astype(str)))].reset_index(drop=True)
+        scored = ideal_scores(frame, ideal, concepts, concept_names, options=options)
+        parts += _method_rows(IDEAL, frame, scored, group_of, truth)
     return pd.concat(parts, ignore_index=True)
+
+
+def _method_rows(method: str, frame: pd.DataFrame, scored: pd.DataFrame | None, group_of: Mapping[str, str],
+                 truth: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
+    """One method's per-unit rows (every unit of ``frame``, with ``scored``'s scores where it has them), once per
+    table of :func:`method_tables`."""
+    from neuroneval.explain import parse
+
+    scores = pd.DataFrame({"unit": frame["unit"].astype(str)})
+    if scored is not None:
+        scores = scores.merge(scored.drop(columns=["kind", "length"]), on="unit", how="left")
+    scores = scores.reindex(columns=["unit", *score_columns()])
+    scores["kind"] = frame["kind"].to_numpy()
+    scores["length"] = frame["length"].to_numpy()
+    scores["group"] = [group_of[unit] for unit in scores["unit"]]
+    scores["method"] = method
+    recovered = [float(truth_recovered(parse(text, kind), truth[unit])) if unit in truth else np.nan
+                 for unit, text, kind in zip(frame["unit"].astype(str), frame["explanation"], frame["kind"],
+                                             strict=True)]
+    scores["truth_recovered"] = recovered
+    return [scores.assign(table=table_id) for table_id in method_tables(method)]
 
 
 def explain_score(job: StepIO) -> None:
     """``results/explain/scores/<setting>.csv``: every method's explanations simulated on the held-out inputs
-    from the ground-truth concept table (paper 001 App. B.2) and scored."""
+    from the ground-truth concept table (paper 001 App. B.2) and scored; the truth explanations also on the
+    world's ideal units (``input.ideal`` tables, else the truth concepts' labels): the ceiling rows ``ideal``."""
     from neuroneval.explain import read_explanations
+    from neuroneval.meta import load_ideal_units
     from neuroneval.settings import load_setting
 
     setting = job.params.setting
@@ -341,9 +369,14 @@ def explain_score(job: StepIO) -> None:
     explanations = {method: read_explanations(path)
                     for method, path in zip(job.params.methods, job.input.explanations, strict=True)}
     layers = [unit["layer"] for unit in setting["units"]]
+    ideal, source = load_ideal_units(job.input.activations, job.input.labels, job.input.labels, truth_table,
+                                     ideal_files=getattr(job.input, "ideal", []), concept_prefixes=[])
+    print(f"ideal units ({source}): {len(ideal.unit_names)} of {len(data.unit_names)} units")
     scores = score_setting(explanations, data.activations[held].astype(np.float64), data.unit_names,
                            unit_groups(layers, data.unit_names), data.concepts[held].astype(np.float64),
-                           data.concept_names, truth, alpha=float(job.params.alpha))
+                           data.concept_names, truth, alpha=float(job.params.alpha),
+                           ideal=pd.DataFrame(ideal.activations[held].astype(np.float64),
+                                              columns=ideal.unit_names))
     scores.insert(0, "setting", job.wildcards.setting)
     scores = scores[[*SCORE_KEYS, *score_columns(), "truth_recovered"]]
     io.write_csv(job.output.scores, scores)
@@ -352,8 +385,8 @@ def explain_score(job: StepIO) -> None:
 
 def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
     """Table 1 or 2: per (setting, group, method) the mean ± standard error of every score over units, the
-    truth-recovery rate on units with truth, and the floor (random) and ceiling (truth) simulation correlation
-    beside every row."""
+    truth-recovery rate on units with truth, and the floor (random) and ceiling (:data:`IDEAL`: the truth on the
+    world's ideal units) simulation correlation beside every row."""
     part = scores[scores["table"] == table_id]
     rows = []
     for (setting, group, method), frame in part.groupby(["setting", "group", "method"], sort=False):
@@ -370,7 +403,7 @@ def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     floor_name = "random_l1" if table_id == 1 else "random"
-    for column, method in (("floor", floor_name), ("ceiling", "truth")):
+    for column, method in (("floor", floor_name), ("ceiling", IDEAL)):
         reference = table[table["method"] == method].set_index(["setting", "group"])["simulation_correlation_mean"]
         table[column] = [reference.get((s, g), np.nan) for s, g in zip(table["setting"], table["group"], strict=True)]
     return table
@@ -382,7 +415,8 @@ def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str]
     pooled over settings (the methods every setting has), with a percentile bootstrap interval over units."""
     from neuroneval.explain.agreement import ranking_agreement
 
-    part = scores[(scores["table"] == table_id) & ~scores["method"].isin(BASELINES) & (scores["kind"] != "text")]
+    part = scores[(scores["table"] == table_id) & ~scores["method"].isin(REFERENCE_ROWS)
+                  & (scores["kind"] != "text")]
     scopes = [(str(setting), frame) for setting, frame in part.groupby("setting", sort=False)]
     common = set.intersection(*(set(frame["method"]) for _, frame in scopes)) if scopes else set()
     scopes.append(("all", part[part["method"].isin(common)]))

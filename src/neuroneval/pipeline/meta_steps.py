@@ -31,21 +31,12 @@ def ceiling_setting(job: StepIO) -> None:
     With ``input.ideal`` (generative-probability tables, e.g. the text world's next-token units) those are the
     units; otherwise each known unit becomes the ground-truth label of its concept (``input.labels``).
     """
-    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, ideal_units_from_labels
-    from neuroneval.settings import load_setting
+    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, load_ideal_units
 
-    prefixes = job.params.setting["concepts"].get("prefixes", [])
     truth = pd.read_csv(job.input.truth, dtype=str)
-    ideal_files = [Path(path) for path in job.input.ideal]
-    if ideal_files:
-        data = load_setting(ideal_files, Path(job.input.concepts), concept_prefixes=prefixes)
-        source = "generative_probability"
-    else:
-        activation_files = [Path(path) for path in job.input.activations]
-        data = load_setting(activation_files, Path(job.input.concepts), concept_prefixes=prefixes)
-        labels = load_setting(activation_files, Path(job.input.labels), concept_prefixes=[])
-        data = ideal_units_from_labels(data, truth, labels.concepts, labels.concept_names)
-        source = "labels"
+    data, source = load_ideal_units(job.input.activations, job.input.concepts, job.input.labels, truth,
+                                    ideal_files=job.input.ideal,
+                                    concept_prefixes=job.params.setting["concepts"].get("prefixes", []))
     rows = evaluate_setting(data, truth, MetaOptions.from_params(job.params.meta), setting=job.wildcards.setting)
     io.write_csv(job.output[0], ceiling_frame(rows, ideal_source=source))
 
