@@ -11,6 +11,7 @@ import yaml
 
 from neuroneval.explain import read_explanations
 from neuroneval.pipeline.explain_steps import BASELINES, PSEUDO_METHODS, base_method, method_files, score_columns
+from tests.workflow.conftest import ROOT, make_workspace, run_tool, tiny_params
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +120,19 @@ def test_cosy_and_crowd_tables_put_random_below_the_truth(explain_run) -> None:
     report = pd.read_csv(workspace / "results" / "fidelity.csv", dtype=str, keep_default_na=False)
     sources = report["source"].str.contains("results/explain/")
     assert {"Table 2", "Tables 1-2", "Table 3"} <= set(report.loc[sources, "table"])
+
+
+def test_the_llm_method_is_opt_in_and_plans_on_the_world(tmp_path: Path) -> None:
+    """The default params list ``llm`` in no setting; a user who adds it gets ``explanations/<setting>/llm.csv``
+    from the setting's tables and its world (captions for a vision setting, token text for an LM setting)."""
+    default = yaml.safe_load((ROOT / "params.yaml").read_text())["explain"]
+    assert all("llm" not in spec["methods"] for spec in default["settings"].values())
+    settings = {name: {"methods": [*default["settings"][name]["methods"], "llm"]}
+                for name in ("vit_final_gt", "lm_small_next_token")}
+    workspace = make_workspace(tmp_path, tiny_params(explain={"settings": settings}))
+    targets = [f"explanations/{name}/llm.csv" for name in settings]
+    result = run_tool(["snakemake", "-n", "--cores", "1", *targets], workspace)
+    jobs = [block for block in result.stdout.split("\n\n") if "rule explain_setting:" in block]
+    for name, world in (("vit_final_gt", "data/worlds/vision/probe"), ("lm_small_next_token", "data/worlds/text/probe")):
+        job = next(block for block in jobs if f"explanations/{name}/llm.csv" in block)
+        assert world in job.split("output:")[0], job

@@ -5,6 +5,7 @@ from snakemake.utils import validate
 from neuroneval.external.config import model_files
 from neuroneval.pipeline.code_deps import StepVersions
 from neuroneval.pipeline.explain_steps import (
+    LLM_METHODS,
     PSEUDO_METHODS,
     TEXT_METHODS,
     base_method,
@@ -392,7 +393,20 @@ def explain_setting_inputs(wildcards):
         inputs["world"] = world_dir(setting["dataset"])
     if base in spatial.get("methods", []):
         inputs["checkpoint"] = f"data/models/{spatial['model']}.pt"
+    if base in LLM_METHODS:
+        inputs["world"] = llm_world_dir(wildcards.setting, setting["dataset"])
     return inputs
+
+
+def llm_world_dir(setting, dataset):
+    """The world whose captions (vision) or text (LM positions) the LLM explainer shows."""
+    kind, _, split = dataset.partition("_")
+    if kind not in ("vision", "text"):
+        raise ValueError(
+            f"explain.settings.{setting}: method llm needs an embedded vision or text world "
+            f"(captions or token contexts); dataset {dataset!r} has none"
+        )
+    return f"data/worlds/{kind}/{split}"
 
 
 def world_dir(dataset):

@@ -24,7 +24,8 @@ from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
 #: The methods a setting may list (``explain.settings.<name>.methods``; the schema's enum is tested against it).
-EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions")
+EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions",
+                   "llm")
 #: Methods whose ``max_length`` is ``explain.max_length`` (l of Table 2).
 FORMULA_METHODS = ("compexp", "invert", "cce")
 #: Methods that give one concept per unit: Table 1 only.
@@ -33,6 +34,8 @@ SIMPLE_METHODS = ("netdissect", "clip_dissect")
 PSEUDO_METHODS = ("le_pseudo", "clip_dissect")
 #: Methods that read the vision world (captions, or maps and masks).
 TEXT_METHODS = ("captions",)
+#: Methods that ask a chat server (opt-in: ``explain.methods.llm``; they read the world's captions or text).
+LLM_METHODS = ("llm",)
 BASELINES = ("random", "random_l1", "truth")
 SIMPLE_SUFFIX = "_l1"
 #: Columns of the per-unit scores before the scores.
@@ -79,7 +82,7 @@ def method_tables(name: str) -> tuple[int, ...]:
     base, simple = base_method(name)
     if base == "truth":
         return (1, 2)
-    if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS:
+    if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS or base in LLM_METHODS:
         return (1,)
     return (2,)
 
@@ -213,6 +216,8 @@ def explain_setting(job: StepIO) -> None:
         frame = truth_explanations(pd.read_csv(job.input.truth, dtype=str), unit_names=units)
     elif base in ("random", "random_l1"):
         frame = random_explanations(units, names, RandomOptions.from_params(options))
+    elif base in LLM_METHODS:
+        frame = _explain_llm(job, data, ids, fit, options)
     else:
         concepts = data.concepts.astype(np.float64)
         if base == "le_label":
@@ -242,6 +247,36 @@ def _world_captions(world_dir: str | Path, ids: np.ndarray) -> list[str]:
     if not np.array_equal(captions[io.ID_COLUMN].to_numpy(), ids):
         raise ValueError(f"{world_dir}: the world's input ids differ from the setting's tables")
     return captions["caption"].tolist()
+
+
+def llm_contexts(world_dir: str | Path, ids: np.ndarray, n_tokens: int) -> list[str]:
+    """What the LLM explainer shows of each input: a vision world's captions (``captions.csv``), or for a text
+    world the ``n_tokens`` tokens up to each position (the input ids of next-token tables are stream positions)."""
+    from neuroneval.explain.llm_backend import position_contexts
+    from neuroneval.worlds.text import load_text_world
+
+    if (Path(world_dir) / "captions.csv").exists():
+        return _world_captions(world_dir, ids)
+    world = load_text_world(Path(world_dir))
+    return position_contexts(world.token_ids, world.doc_offsets, world.vocabulary, ids, n_tokens)
+
+
+def _explain_llm(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray,
+                 options: Mapping[str, Any]) -> pd.DataFrame:
+    """The LLM explainer (``explain.methods.llm``) on the fitting inputs' contexts; an unreachable or failing
+    server is an error naming the setting and the URL."""
+    from neuroneval.explain import LLMOptions, ProbingData
+    from neuroneval.explain.llm_backend import LLMError, llm_explanations
+
+    llm = LLMOptions.from_params(options)
+    rows = np.flatnonzero(fit)
+    contexts = llm_contexts(job.input.world, ids, llm.context_tokens)
+    probing = ProbingData.build(data.concepts[rows], data.concept_names, contexts=[contexts[r] for r in rows])
+    try:
+        return llm_explanations(data.activations[rows].astype(np.float64), probing, llm, unit_names=data.unit_names)
+    except LLMError as error:
+        raise LLMError(f"explain setting {job.wildcards.setting!r}, method llm: the chat server at {llm.base_url} "
+                       f"(explain.methods.llm.base_url) failed: {error}") from error
 
 
 def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
