@@ -229,6 +229,8 @@ def explain_setting(job: StepIO) -> None:
         if base == "clip_dissect":
             frame = clip_dissect(activations, pseudo_cosines(concepts, pseudo_metadata, names)[fit], names,
                                  ClipDissectOptions.from_params(options), unit_names=units)
+        elif base in spatial.get("methods", []) and getattr(job.params, "external", None):
+            frame = _explain_external_spatial(job, data, ids, fit, base, options, spatial)
         elif base in spatial.get("methods", []):
             frame = _explain_spatial(job, data, ids, fit, base, options, spatial)
         else:
@@ -298,6 +300,49 @@ def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, m
     probing = ProbingData.build(data.concepts[rows], data.concept_names, masks=masks)
     print(f"spatial {method}: maps {maps.shape}, masks {masks.shape}")
     return explain(method, maps, probing, options, unit_names=data.unit_names)
+
+
+def _explain_external_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
+                              options: Mapping[str, Any], spatial: Mapping[str, Any]) -> pd.DataFrame:
+    """A method on the spatial maps of an external model (``spatial.model``, ``spatial.layer``) against the
+    concept masks you supplied (``external.datasets.<name>.masks``, :mod:`neuroneval.external.spatial`): the
+    first ``max_inputs`` fitting images that have masks, the setting's concepts that have masks."""
+    from neuroneval.explain import ProbingData, explain
+    from neuroneval.external.config import loader_spec
+    from neuroneval.external.image_datasets import image_paths
+    from neuroneval.external.images import image_batches, resolve_device
+    from neuroneval.external.spatial import layer_maps, load_concept_masks
+    from neuroneval.models.loaders import load_model
+
+    external = job.params.external
+    inputs = pd.read_csv(job.input.inputs)
+    if not np.array_equal(inputs[io.ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{job.input.inputs}: the dataset's input ids differ from the setting's tables")
+    fitting = np.flatnonzero(fit)
+    masks = load_concept_masks(job.input.masks, files=inputs["path"].astype(str).to_numpy()[fitting].tolist(),
+                               concept_names=data.concept_names, key=external["masks_key"])
+    keep = slice(0, int(spatial["max_inputs"]))
+    rows, mask_array = fitting[masks.rows[keep]], masks.masks[keep]
+    loaded = load_model(loader_spec(external["model"]))
+    device = resolve_device(external["runtime"]["device"])
+    loaded.module.to(device)
+    batches = image_batches(image_paths(inputs.iloc[rows], external["dataset"]), loaded.preprocess,
+                            batch_size=int(external["runtime"]["batch_size"]),
+                            num_workers=int(external["runtime"]["num_workers"]))
+    maps = layer_maps(loaded.module, batches, spatial["layer"], device=device)
+    _check_pooled(maps, data.activations[rows], spatial, str(job.params.pooling))
+    columns = [data.concept_names.index(name) for name in masks.concepts]
+    probing = ProbingData.build(data.concepts[rows][:, columns], masks.concepts, masks=mask_array)
+    print(f"external spatial {method}: maps {maps.shape}, masks {mask_array.shape} "
+          f"({len(masks.concepts)} of {len(data.concept_names)} concepts have masks)")
+    return explain(method, maps, probing, options, unit_names=data.unit_names)
+
+
+def _check_pooled(maps: np.ndarray, activations: np.ndarray, spatial: Mapping[str, Any], pooling: str) -> None:
+    """The maps must pool to the setting's activation table (same model, layer and unit order)."""
+    pooled = maps.mean(axis=(2, 3)) if pooling == "mean" else maps.max(axis=(2, 3))
+    if pooled.shape != activations.shape or not np.allclose(pooled, activations, rtol=1e-3, atol=1e-3):
+        raise ValueError(f"maps of {spatial['model']}/{spatial['layer']} do not pool to the setting's activations")
 
 
 def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndarray, unit_names: Sequence[str],
