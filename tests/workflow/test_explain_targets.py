@@ -133,6 +133,7 @@ def test_the_llm_method_is_opt_in_and_plans_on_the_world(tmp_path: Path) -> None
     targets = [f"explanations/{name}/llm.csv" for name in settings]
     result = run_tool(["snakemake", "-n", "--cores", "1", *targets], workspace)
     jobs = [block for block in result.stdout.split("\n\n") if "rule explain_setting:" in block]
-    for name, world in (("vit_final_gt", "data/worlds/vision/probe"), ("lm_small_next_token", "data/worlds/text/probe")):
+    worlds = {"vit_final_gt": "data/worlds/vision/probe", "lm_small_next_token": "data/worlds/text/probe"}
+    for name, world in worlds.items():
         job = next(block for block in jobs if f"explanations/{name}/llm.csv" in block)
         assert world in job.split("output:")[0], job

@@ -399,7 +399,9 @@ def explain_setting_inputs(wildcards):
             concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
         )
     spatial = spec.get("spatial") or {}
-    external = base in spatial.get("methods", []) and setting["dataset"] in IMAGE_DATASETS
+    external = (
+        base in spatial.get("methods", []) and setting["dataset"] in IMAGE_DATASETS
+    )
     if external:
         inputs.update(explain_external_spatial_inputs(wildcards.setting, spatial))
     elif base in TEXT_METHODS or base in spatial.get("methods", []):
