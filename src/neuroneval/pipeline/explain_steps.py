@@ -8,6 +8,8 @@ the scores to Table 1 (simple explanations), Table 2 (l > 1), a figure and the r
 
 Method file names: a method of ``explain.methods`` (``compexp``), its length-1 run (``compexp_l1``, for the methods
 of ``explain.simple``) and the baselines ``random`` (l concepts), ``random_l1`` and ``truth`` (the ceiling).
+``llm`` (opt-in, ``explain.methods.llm``) asks an OpenAI-compatible chat server; on external image datasets the
+spatial methods read the concept masks you supply (:mod:`neuroneval.external.spatial`).
 """
 
 from __future__ import annotations
