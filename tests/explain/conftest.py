@@ -1,11 +1,21 @@
-"""Synthetic probing data with planted truth, shared by the method tests."""
+"""Synthetic probing data with planted truth, shared by the method tests; the fake chat server of the LLM tests."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from neuroneval.explain import ProbingData
+from tests.explain.fake_chat import serve_fake_chat
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """Base URL of a :class:`tests.explain.fake_chat.FakeChat` server on 127.0.0.1, stopped after the test."""
+    with serve_fake_chat() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -1,61 +1,13 @@
-"""The OpenAI-compatible backend against a small chat server on 127.0.0.1, started in the test."""
+"""The OpenAI-compatible backend against a small chat server on 127.0.0.1 (the ``server`` fixture)."""
 
 from __future__ import annotations
-
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from neuroneval.explain import LLMExplainer, LLMOptions, LLMSimulator, OpenAICompatibleChat, ProbingData
 from neuroneval.explain.llm_backend import LLMError, parse_explanation, parse_predictions, scale_to_ten
-
-
-class FakeChat(BaseHTTPRequestHandler):
-    """Answers like a chat server: explanations name the word of the '10 |' lines, simulations score 'zebra'."""
-
-    requests: ClassVar[list[dict]] = []
-    fail_next: ClassVar[int] = 0
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeChat.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        if FakeChat.fail_next:
-            FakeChat.fail_next -= 1
-            reply = "I am not sure."
-        else:
-            prompt = body["messages"][-1]["content"]
-            if prompt.startswith("Top-activating"):
-                tops = [line.split("|", 1)[1].split()[-1] for line in prompt.splitlines() if line.startswith("10 |")]
-                reply = f"Sure.\nExplanation: \"{tops[0]}\"."
-            else:
-                lines = [line for line in prompt.splitlines() if line[:1].isdigit()]
-                reply = "\n".join(f"{line.split('.')[0]}: {10 if 'zebra' in line else 1}" for line in lines)
-        payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture
-def server() -> Iterator[str]:
-    FakeChat.requests = []
-    FakeChat.fail_next = 0
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+from tests.explain.fake_chat import FakeChat
 
 
 def test_chat_request_shape_and_key(server, monkeypatch) -> None:

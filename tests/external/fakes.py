@@ -202,3 +202,27 @@ def paper_overrides(data_root: Path) -> dict[str, Any]:
         "activations": {"next_token": {"n_units": 8, "max_positions": 400, "batch_size": 4}},
         "meta": {"alpha_grid": [0.05, 0.1, 0.2, 0.5], "lam_grid": [0.0, 0.5, 1.0]},
     }
+
+
+def write_imagenet_masks(data_root: Path, *, size: int = 4, seed: int = 8) -> Path:
+    """``imagenet/concept_masks`` (the profile's ``external.datasets.imagenet_val.masks``): ``files.npy``,
+    ``concepts.npy`` and ``masks.npy`` for every image of :func:`write_imagenet` but the last; an image's class
+    and superclass cover a random box of its ``size`` x ``size`` mask, other concepts nothing."""
+    rng = np.random.default_rng(seed)
+    parents = {index: parent for parent, indices in SUPERCLASSES.items() for index in indices}
+    concepts = [f"class:{wnid}" for wnid in IMAGENET_CLASSES] + [f"parent:{name}" for name in SUPERCLASSES]
+    files, rows = [], []
+    for label, wnid in enumerate(IMAGENET_CLASSES):
+        for index in range(IMAGES_PER_CLASS):
+            mask = np.zeros((len(concepts), size, size), dtype=bool)
+            top, left = rng.integers(0, size // 2, 2)
+            for concept in (f"class:{wnid}", f"parent:{parents[label]}"):
+                mask[concepts.index(concept), top:top + size // 2, left:left + size // 2] = True
+            files.append(f"{wnid}/{wnid}_{index}.png")
+            rows.append(mask)
+    folder = data_root / "imagenet" / "concept_masks"
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "files.npy", np.array(files[:-1]))
+    np.save(folder / "concepts.npy", np.array(concepts))
+    np.save(folder / "masks.npy", np.stack(rows[:-1]))
+    return folder

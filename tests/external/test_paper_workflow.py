@@ -1,5 +1,6 @@
 """The paper profile through Snakemake: the DAG resolves on a tiny fake tree, runs end to end, and stops early on
-a missing checkpoint; the embedded default never touches the external rules."""
+a missing checkpoint; the embedded default never touches the external rules; explain_results plans on the paper's
+settings and an external spatial explanation runs on user-supplied concept masks."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 import yaml
 
 from neuroneval import io
+from neuroneval.explain import read_explanations
 from tests.external.conftest import ROOT
-from tests.external.fakes import paper_overrides
+from tests.external.fakes import paper_overrides, write_imagenet_masks
 from tests.workflow.conftest import deep_update, make_workspace, run_tool
 
 PROFILE = ["--configfile", "profiles/paper.yaml", "paths.yaml"]
@@ -118,3 +120,53 @@ def test_dry_run_plans_paper_004_on_the_profiles_checkpoint_and_corpus(paper_tre
                                          "concepteval_concepts": 1, "concepteval_measures": 2,
                                          "concepteval_tables": 1, "concepteval_results": 1, "total": 8}
     assert "data/external/pile_pythia/tokens.npy" in result.stdout
+
+
+EXPLAIN_JOBS = {"external_image_dataset": 2, "external_text_dataset": 1, "external_image_embeddings": 2,
+                "external_lm_activations": 1, "external_vision_activations": 3, "external_pseudo_concepts": 2,
+                "setting_truth": 5, "explain_setting": 63, "explain_score": 5, "explain_crowd": 2,
+                "explain_tables": 1, "explain_benchmark": 1, "explain_results": 1, "total": 89}
+SPATIAL_FILES = ["explanations/imagenet_resnet50_layer4/netdissect.csv",
+                 "explanations/imagenet_resnet50_layer4/compexp.csv"]
+
+
+def test_dry_run_plans_explain_results_on_the_paper_settings(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    """The profile's explain: block runs its run_settings only (no embedded world or model is built); the
+    spatial methods of the hidden setting read the dataset's input table, the user's masks and the checkpoint."""
+    masks = write_imagenet_masks(paper_tree[0])
+    workspace = paper_workspace(tmp_path, paper_tree[0])
+    result = run_tool(["snakemake", "-n", "--cores", "1", "explain_results", *PROFILE], workspace)
+    assert job_counts(result.stdout) == EXPLAIN_JOBS
+    assert "data/worlds/" not in result.stdout and "data/models/" not in result.stdout
+    blocks = result.stdout.split("\n\n")
+    for target in SPATIAL_FILES:
+        job = next(block for block in blocks if "rule explain_setting:" in block and target in block)
+        inputs = job.split("output:")[0]
+        assert str(masks) in inputs and "data/external/imagenet_val/inputs.csv" in inputs
+        assert f"{paper_tree[0]}/checkpoints/resnet50.pth" in inputs
+
+
+def test_missing_masks_stop_snakemake_naming_the_key(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    workspace = paper_workspace(tmp_path, paper_tree[0],
+                                external={"datasets": {"imagenet_val": {"masks": "imagenet/gone"}}})
+    result = run_tool(["snakemake", "-n", "--cores", "1", SPATIAL_FILES[0], *PROFILE], workspace, check=False)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert f"external.datasets.imagenet_val.masks: {paper_tree[0]}/imagenet/gone does not exist" in message
+
+
+@pytest.mark.slow
+def test_an_external_spatial_explanation_runs_on_the_fakes(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    """Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
+    every channel gets a concept of the setting that has masks."""
+    write_imagenet_masks(paper_tree[0])
+    workspace = paper_workspace(tmp_path, paper_tree[0])
+    run_tool(["snakemake", "--cores", "2", *SPATIAL_FILES, *PROFILE], workspace)
+    masked = set(np.load(paper_tree[0] / "imagenet/concept_masks/concepts.npy").tolist())
+    for target in SPATIAL_FILES:
+        frame = read_explanations(workspace / target)
+        assert len(frame) == 512 and set(frame["kind"]) <= {"concept", "formula"}, target
+        named = {name for text in frame["explanation"] for name in masked if name in text}
+        assert named and named <= masked
+    log = (workspace / "logs/explain/imagenet_resnet50_layer4/netdissect.log").read_text()
+    assert "7 of 7 concepts have masks" in log

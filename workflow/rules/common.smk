@@ -5,6 +5,7 @@ from snakemake.utils import validate
 from neuroneval.external.config import model_files
 from neuroneval.pipeline.code_deps import StepVersions
 from neuroneval.pipeline.explain_steps import (
+    LLM_METHODS,
     PSEUDO_METHODS,
     TEXT_METHODS,
     TOKEN_METHODS,
@@ -355,15 +356,25 @@ def digits_dataset(wildcards):
 
 # Explanation methods benchmark (workflow/rules/explain.smk)
 EXPLAIN = config.get("explain") or {}
-EXPLAIN_SETTINGS = list(EXPLAIN.get("settings") or {})
+# explain.run_settings (a profile's choice among explain.settings; null = all of them) are the ones run
+EXPLAIN_SETTINGS = list(
+    EXPLAIN.get("settings") or {}
+    if EXPLAIN.get("run_settings") is None
+    else EXPLAIN["run_settings"]
+)
+if set(EXPLAIN_SETTINGS) - set(EXPLAIN.get("settings") or {}):
+    raise ValueError(
+        "params.yaml: explain.run_settings names settings without an explain.settings entry: "
+        f"{sorted(set(EXPLAIN_SETTINGS) - set(EXPLAIN.get('settings') or {}))}"
+    )
 if set(EXPLAIN_SETTINGS) - set(SETTINGS):
     raise ValueError(
         "params.yaml: explain.settings names undefined settings "
         f"{sorted(set(EXPLAIN_SETTINGS) - set(SETTINGS))}; defined: {sorted(SETTINGS)}"
     )
 EXPLAIN_METHOD_FILES = {
-    name: method_files(spec, EXPLAIN["simple"])
-    for name, spec in (EXPLAIN.get("settings") or {}).items()
+    name: method_files(EXPLAIN["settings"][name], EXPLAIN["simple"])
+    for name in EXPLAIN_SETTINGS
 }
 
 
@@ -389,12 +400,19 @@ def explain_setting_inputs(wildcards):
             concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
         )
     spatial = spec.get("spatial") or {}
-    if base in TEXT_METHODS or base in spatial.get("methods", []):
+    external = (
+        base in spatial.get("methods", []) and setting["dataset"] in IMAGE_DATASETS
+    )
+    if external:
+        inputs.update(explain_external_spatial_inputs(wildcards.setting, spatial))
+    elif base in TEXT_METHODS or base in spatial.get("methods", []):
         inputs["world"] = world_dir(setting["dataset"])
     if base in TOKEN_METHODS:
         inputs["world"] = world_dir(setting["dataset"], kind="text")
-    if base in spatial.get("methods", []):
+    if base in spatial.get("methods", []) and not external:
         inputs["checkpoint"] = f"data/models/{spatial['model']}.pt"
+    if base in LLM_METHODS:
+        inputs["world"] = llm_world_dir(wildcards.setting, setting["dataset"])
     return inputs
 
 
@@ -405,6 +423,44 @@ def world_dir(dataset, kind="vision"):
     if prefix != kind:
         raise ValueError(f"explain: dataset {dataset!r} has no {kind} world")
     return f"data/worlds/{kind}/{split}"
+
+
+def llm_world_dir(setting, dataset):
+    """The world whose captions (vision) or text (LM positions) the LLM explainer shows."""
+    kind = dataset.partition("_")[0]
+    if kind not in ("vision", "text"):
+        raise ValueError(
+            f"explain.settings.{setting}: method llm needs an embedded vision or text world "
+            f"(captions or token contexts); dataset {dataset!r} has none"
+        )
+    return world_dir(dataset, kind=kind)
+
+
+def explain_external_spatial_inputs(setting, spatial):
+    """An external setting's spatial method: the dataset's input table, the user's masks and the checkpoint."""
+    dataset = config["settings"][setting]["dataset"]
+    return {
+        "inputs": f"data/external/{dataset}/inputs.csv",
+        "masks": externals.dataset_masks(
+            EXTERNAL, dataset, needed_by=f"explain.settings.{setting}.spatial"
+        ),
+        "model_files": externals.model_files(EXTERNAL, spatial["model"]),
+    }
+
+
+def explain_external(wildcards):
+    """The dataset and model specs and the runtime of an external setting's spatial method (else empty)."""
+    dataset = config["settings"][wildcards.setting]["dataset"]
+    spatial = EXPLAIN["settings"][wildcards.setting].get("spatial") or {}
+    base, _ = base_method(wildcards.method)
+    if base not in spatial.get("methods", []) or dataset not in IMAGE_DATASETS:
+        return {}
+    return {
+        "dataset": externals.dataset_spec(EXTERNAL, dataset),
+        "model": externals.model_spec(EXTERNAL, spatial["model"]),
+        "runtime": EXTERNAL_RUNTIME,
+        "masks_key": f"external.datasets.{dataset}.masks",
+    }
 
 
 def explain_method_options(wildcards):

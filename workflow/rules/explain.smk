@@ -19,6 +19,7 @@ rule explain_setting:
         seed=EXPLAIN.get("random_seed"),
         batch_size=config["activations"]["batch_size"],
         pooling=config["activations"]["pooling"],
+        external=explain_external,
     script:
         "../scripts/step.py"
 

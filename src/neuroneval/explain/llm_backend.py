@@ -11,6 +11,9 @@ a language model as the simulator as in Bills et al. 2023).
   explanation (kind ``text``).
 * :class:`LLMSimulator`: shows an explanation and a numbered batch of inputs and asks for lines ``<i>: <0-10>``;
   missing or malformed lines are an error naming them, after ``retries`` further attempts.
+* :func:`llm_explanations`: the explainer's replies parsed into the explanation contract (a concept of the
+  setting when the reply names one, :func:`concept_or_text`; else text), the workflow's ``llm`` method; LM units'
+  contexts are the text before each position (:func:`position_contexts`).
 
 The default workflow uses only the offline methods; these run only when a user points ``base_url`` at a server.
 """
@@ -29,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.explain.base import ProbingData, as_activations, check_rows
-from neuroneval.explain.explanation import Explanation, Text, explanation_frame, to_text
+from neuroneval.explain.explanation import Concept, Explanation, Text, explanation_frame, to_text
 from neuroneval.explain.options import LLMOptions
 from neuroneval.progress import progress_bar
 
@@ -200,3 +203,42 @@ class LLMSimulator:
 
     def _ask(self, messages: list[dict[str, str]], n: int) -> np.ndarray:
         return parse_predictions(self.backend.complete(messages), n)
+
+
+def _normalised(text: str) -> str:
+    """Lower-case words of a name or reply, joined by single spaces (``class:Red_Circle`` → ``class red circle``)."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def concept_or_text(reply: str, concept_names: Sequence[str]) -> Explanation:
+    """The explanation contract of an LLM reply: the :class:`Concept` it names when the reply is one of the
+    setting's concepts (its full name, ``class:zebra``, or its value, ``zebra``; case, ``_`` and punctuation
+    ignored), else :class:`Text`."""
+    wanted = _normalised(reply)
+    for name in concept_names:
+        if wanted and wanted in (_normalised(name), _normalised(name.partition(":")[2])):
+            return Concept(name)
+    return Text(reply)
+
+
+def position_contexts(token_ids: np.ndarray, doc_offsets: np.ndarray, vocabulary: Sequence[str],
+                      positions: np.ndarray, n_tokens: int) -> list[str]:
+    """The text an LM unit sees at each stream position: the last ``n_tokens`` tokens of its document up to and
+    including the position (next-token units predict the token after it), decoded with ``vocabulary``."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.size and (positions.min() < 0 or positions.max() >= len(token_ids)):
+        raise ValueError(f"positions run outside the {len(token_ids)} tokens of the text")
+    starts = np.asarray(doc_offsets)[np.searchsorted(doc_offsets, positions, side="right") - 1]
+    first = np.maximum(starts, positions - n_tokens + 1)
+    return [" ".join(vocabulary[token] for token in token_ids[begin:end + 1])
+            for begin, end in zip(first, positions, strict=True)]
+
+
+def llm_explanations(activations: Any, probing: ProbingData, options: LLMOptions, *,
+                     unit_names: Sequence[str] | None = None, backend: ChatBackend | None = None) -> pd.DataFrame:
+    """:class:`LLMExplainer` on ``probing.contexts`` through ``backend`` (default: the OpenAI-compatible server of
+    ``options``), each reply parsed into a concept of ``probing.concept_names`` or a text (:func:`concept_or_text`)."""
+    frame = LLMExplainer(backend or OpenAICompatibleChat(options), options).explain(
+        activations, probing, unit_names=unit_names)
+    parsed = [concept_or_text(text, probing.concept_names) for text in frame["explanation"]]
+    return explanation_frame(frame["unit"].tolist(), parsed)

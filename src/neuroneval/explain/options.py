@@ -170,6 +170,7 @@ class LLMOptions(Options):
     server serves. api_key_env: environment variable holding a key, if the server wants one (the key itself
     never goes into params). temperature, max_tokens, timeout_s: request settings. top_k: contexts shown to the
     explainer. batch_size: inputs per simulator prompt. retries: attempts after a failed request or reply.
+    context_tokens: tokens of text before each position an LM unit's context shows (the workflow's ``llm``).
     """
 
     base_url: str = "http://127.0.0.1:8000"
@@ -181,6 +182,7 @@ class LLMOptions(Options):
     top_k: int = 10
     batch_size: int = 20
     retries: int = 1
+    context_tokens: int = 16
 
     def validate(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
@@ -193,3 +195,4 @@ class LLMOptions(Options):
         check_range(self, "top_k", 1, integer=True)
         check_range(self, "batch_size", 1, integer=True)
         check_range(self, "retries", 0, integer=True)
+        check_range(self, "context_tokens", 1, integer=True)

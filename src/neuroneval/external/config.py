@@ -85,10 +85,11 @@ def probes(external: Mapping[str, Any]) -> list[str]:
 
 
 def dataset_spec(external: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The dataset spec ``external.datasets.<name>`` with its paths resolved."""
+    """The dataset spec ``external.datasets.<name>`` with its paths resolved (without ``masks``, which only the
+    spatial explanation jobs read, :func:`dataset_masks`: declaring them reruns nothing upstream)."""
     spec = _entry(external, "datasets", name)
     return {key: str(resolve_path(external, value)) if key in DATASET_PATH_KEYS else value
-            for key, value in spec.items()}
+            for key, value in spec.items() if key != "masks"}
 
 
 def model_spec(external: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -113,6 +114,18 @@ def model_files(external: Mapping[str, Any], name: str) -> list[str]:
     """The user's checkpoint files and folders a model reads (Snakemake inputs), resolved."""
     spec = _entry(external, "models", name)
     return [str(resolve_path(external, value)) for key, value in spec.items() if _is_model_path(key, value)]
+
+
+def dataset_masks(external: Mapping[str, Any], name: str, *, needed_by: str) -> str:
+    """The resolved concept-mask path ``external.datasets.<name>.masks`` (:mod:`neuroneval.external.spatial`),
+    checked to exist; ``needed_by`` (the params key that asks for it) is named when it is not declared."""
+    spec = _entry(external, "datasets", name)
+    if not spec.get("masks"):
+        raise ExternalConfigError(f"{needed_by} needs per-pixel concept masks of dataset {name!r}: declare "
+                                  f"external.datasets.{name}.masks (an .npz or a folder of .npy arrays; "
+                                  "see docs/paper_profile.md)")
+    _check_exists(external, f"external.datasets.{name}.masks", spec["masks"], None)
+    return str(resolve_path(external, spec["masks"]))
 
 
 def check_dataset_files(external: Mapping[str, Any], name: str) -> None:

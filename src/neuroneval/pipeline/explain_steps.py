@@ -10,6 +10,8 @@ Method file names: a method of ``explain.methods`` (``compexp``), its length-1 r
 of ``explain.simple``) and the baselines ``random`` (l concepts, the floor of Table 2), ``random_l1`` (the floor of
 Table 1) and ``truth`` (the planted truth on the trained unit, a reference row). The scores and tables add the rows
 ``ideal``: the truth explanations on the world's ideal units, the ceiling (:mod:`neuroneval.explain.ideal`).
+``llm`` (opt-in, ``explain.methods.llm``) asks an OpenAI-compatible chat server; on external image datasets the
+spatial methods read the concept masks you supply (:mod:`neuroneval.external.spatial`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from neuroneval.pipeline.runner import StepIO
 
 #: The methods a setting may list (``explain.settings.<name>.methods``; the schema's enum is tested against it).
 EXPLAIN_METHODS = ("netdissect", "clip_dissect", "le_label", "le_pseudo", "compexp", "invert", "cce", "captions",
-                   "top_tokens")
+                   "top_tokens", "llm")
 #: Methods whose ``max_length`` is ``explain.max_length`` (l of Table 2).
 FORMULA_METHODS = ("compexp", "invert", "cce")
 #: Methods that give one concept per unit: Table 1 only (top_tokens: one token, ``n_words: 1``).
@@ -38,6 +40,8 @@ PSEUDO_METHODS = ("le_pseudo", "clip_dissect")
 TEXT_METHODS = ("captions",)
 #: Methods that read the text world (the token after each position, named as the LM settings' concepts).
 TOKEN_METHODS = ("top_tokens",)
+#: Methods that ask a chat server (opt-in: ``explain.methods.llm``; they read the world's captions or text).
+LLM_METHODS = ("llm",)
 BASELINES = ("random", "random_l1", "truth")
 #: The ceiling rows: :data:`neuroneval.explain.ideal.IDEAL`, repeated so that the Snakefile's imports of this module
 #: stay light (the explain package loads scipy and scikit-learn; a test checks the two agree).
@@ -89,7 +93,7 @@ def method_tables(name: str) -> tuple[int, ...]:
     base, simple = base_method(name)
     if base in ("truth", IDEAL):
         return (1, 2)
-    if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS:
+    if base == "random_l1" or simple or base in SIMPLE_METHODS or base in TEXT_METHODS or base in LLM_METHODS:
         return (1,)
     return (2,)
 
@@ -231,6 +235,8 @@ def explain_setting(job: StepIO) -> None:
         frame = truth_explanations(pd.read_csv(job.input.truth, dtype=str), unit_names=units)
     elif base in ("random", "random_l1"):
         frame = random_explanations(units, names, RandomOptions.from_params(options))
+    elif base in LLM_METHODS:
+        frame = _explain_llm(job, data, ids, fit, options)
     else:
         concepts = data.concepts.astype(np.float64)
         if base == "le_label":
@@ -242,6 +248,8 @@ def explain_setting(job: StepIO) -> None:
         if base == "clip_dissect":
             frame = clip_dissect(activations, pseudo_cosines(concepts, pseudo_metadata, names)[fit], names,
                                  ClipDissectOptions.from_params(options), unit_names=units)
+        elif base in spatial.get("methods", []) and getattr(job.params, "external", None):
+            frame = _explain_external_spatial(job, data, ids, fit, base, options, spatial)
         elif base in spatial.get("methods", []):
             frame = _explain_spatial(job, data, ids, fit, base, options, spatial)
         elif base in TOKEN_METHODS:
@@ -277,6 +285,36 @@ def _explain_tokens(world_dir: str | Path, positions: np.ndarray, activations: n
     return top_token_concept_explanations(activations, probing, CaptionOptions.from_params(options), unit_names=units)
 
 
+def llm_contexts(world_dir: str | Path, ids: np.ndarray, n_tokens: int) -> list[str]:
+    """What the LLM explainer shows of each input: a vision world's captions (``captions.csv``), or for a text
+    world the ``n_tokens`` tokens up to each position (the input ids of next-token tables are stream positions)."""
+    from neuroneval.explain.llm_backend import position_contexts
+    from neuroneval.worlds.text import load_text_world
+
+    if (Path(world_dir) / "captions.csv").exists():
+        return _world_captions(world_dir, ids)
+    world = load_text_world(Path(world_dir))
+    return position_contexts(world.token_ids, world.doc_offsets, world.vocabulary, ids, n_tokens)
+
+
+def _explain_llm(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray,
+                 options: Mapping[str, Any]) -> pd.DataFrame:
+    """The LLM explainer (``explain.methods.llm``) on the fitting inputs' contexts; an unreachable or failing
+    server is an error naming the setting and the URL."""
+    from neuroneval.explain import LLMOptions, ProbingData
+    from neuroneval.explain.llm_backend import LLMError, llm_explanations
+
+    llm = LLMOptions.from_params(options)
+    rows = np.flatnonzero(fit)
+    contexts = llm_contexts(job.input.world, ids, llm.context_tokens)
+    probing = ProbingData.build(data.concepts[rows], data.concept_names, contexts=[contexts[r] for r in rows])
+    try:
+        return llm_explanations(data.activations[rows].astype(np.float64), probing, llm, unit_names=data.unit_names)
+    except LLMError as error:
+        raise LLMError(f"explain setting {job.wildcards.setting!r}, method llm: the chat server at {llm.base_url} "
+                       f"(explain.methods.llm.base_url) failed: {error}") from error
+
+
 def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
                      options: Mapping[str, Any], spatial: Mapping[str, Any]) -> pd.DataFrame:
     """A method on the first ``max_inputs`` fitting inputs' spatial maps (CNN channel maps or ViT patch-token
@@ -297,6 +335,49 @@ def _explain_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, m
     probing = ProbingData.build(data.concepts[rows], data.concept_names, masks=masks)
     print(f"spatial {method}: maps {maps.shape}, masks {masks.shape}")
     return explain(method, maps, probing, options, unit_names=data.unit_names)
+
+
+def _explain_external_spatial(job: StepIO, data: Any, ids: np.ndarray, fit: np.ndarray, method: str,
+                              options: Mapping[str, Any], spatial: Mapping[str, Any]) -> pd.DataFrame:
+    """A method on the spatial maps of an external model (``spatial.model``, ``spatial.layer``) against the
+    concept masks you supplied (``external.datasets.<name>.masks``, :mod:`neuroneval.external.spatial`): the
+    first ``max_inputs`` fitting images that have masks, the setting's concepts that have masks."""
+    from neuroneval.explain import ProbingData, explain
+    from neuroneval.external.config import loader_spec
+    from neuroneval.external.image_datasets import image_paths
+    from neuroneval.external.images import image_batches, resolve_device
+    from neuroneval.external.spatial import layer_maps, load_concept_masks
+    from neuroneval.models.loaders import load_model
+
+    external = job.params.external
+    inputs = pd.read_csv(job.input.inputs)
+    if not np.array_equal(inputs[io.ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{job.input.inputs}: the dataset's input ids differ from the setting's tables")
+    fitting = np.flatnonzero(fit)
+    masks = load_concept_masks(job.input.masks, files=inputs["path"].astype(str).to_numpy()[fitting].tolist(),
+                               concept_names=data.concept_names, key=external["masks_key"])
+    keep = slice(0, int(spatial["max_inputs"]))
+    rows, mask_array = fitting[masks.rows[keep]], masks.masks[keep]
+    loaded = load_model(loader_spec(external["model"]))
+    device = resolve_device(external["runtime"]["device"])
+    loaded.module.to(device)
+    batches = image_batches(image_paths(inputs.iloc[rows], external["dataset"]), loaded.preprocess,
+                            batch_size=int(external["runtime"]["batch_size"]),
+                            num_workers=int(external["runtime"]["num_workers"]))
+    maps = layer_maps(loaded.module, batches, spatial["layer"], device=device)
+    _check_pooled(maps, data.activations[rows], spatial, str(job.params.pooling))
+    columns = [data.concept_names.index(name) for name in masks.concepts]
+    probing = ProbingData.build(data.concepts[rows][:, columns], masks.concepts, masks=mask_array)
+    print(f"external spatial {method}: maps {maps.shape}, masks {mask_array.shape} "
+          f"({len(masks.concepts)} of {len(data.concept_names)} concepts have masks)")
+    return explain(method, maps, probing, options, unit_names=data.unit_names)
+
+
+def _check_pooled(maps: np.ndarray, activations: np.ndarray, spatial: Mapping[str, Any], pooling: str) -> None:
+    """The maps must pool to the setting's activation table (same model, layer and unit order)."""
+    pooled = maps.mean(axis=(2, 3)) if pooling == "mean" else maps.max(axis=(2, 3))
+    if pooled.shape != activations.shape or not np.allclose(pooled, activations, rtol=1e-3, atol=1e-3):
+        raise ValueError(f"maps of {spatial['model']}/{spatial['layer']} do not pool to the setting's activations")
 
 
 def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndarray, unit_names: Sequence[str],
