@@ -17,7 +17,7 @@ from neuroneval.explain.ideal import (
     ideal_cosy_scores,
     ideal_scores,
 )
-from neuroneval.meta import load_ideal_units
+from neuroneval.meta.ideal_units import load_ideal_units
 from neuroneval.pipeline import explain_steps
 from tests.explain.test_benchmark_scorers import brute_auc
 

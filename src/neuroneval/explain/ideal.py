@@ -7,8 +7,8 @@ on the world's ideal unit for ``T`` instead,
 
     a*(x) = P(c_T | x),
 
-the generative process's probability of the truth (:func:`neuroneval.meta.load_ideal_units`, the units of the
-identifiability ceiling of ``results/ceiling.csv``): in a deterministic world (the vision world) the truth
+the generative process's probability of the truth (:func:`~neuroneval.meta.ideal_units.load_ideal_units`, the
+units of the identifiability ceiling of ``results/ceiling.csv``): in a deterministic world (the vision world) the truth
 concept's label, the union ``max_{t∈T} c_t(x)`` when ``T`` has several concepts OR-ed (also a hidden unit's
 IoU-chosen truth concept); in a stochastic world (the text world's next tokens) the generator's probability table
 (pseudo-model ``ideal``, :func:`neuroneval.settings.ideal_activation_paths`). Each scorer then scores ``E_T`` on
@@ -47,9 +47,9 @@ def ideal_scores(truth: pd.DataFrame, ideal: pd.DataFrame, concepts: Any, concep
     """Simulation correlation and the NeuronEval metrics of the truth explanations on the ideal units.
 
     ``truth`` is the ``truth`` explanation file (:func:`~neuroneval.explain.truth_explanations`), ``ideal`` the
-    ideal units' activations on the held-out inputs (one column per unit, :func:`neuroneval.meta.load_ideal_units`)
-    and ``concepts`` the concept values the simulation reads (001 Eq. 14–18) on the same inputs. Units of
-    ``truth`` without an ideal column are left out. Same columns as
+    ideal units' activations on the held-out inputs (one column per unit,
+    :func:`~neuroneval.meta.ideal_units.load_ideal_units`) and ``concepts`` the concept values the simulation
+    reads (001 Eq. 14–18) on the same inputs. Units of ``truth`` without an ideal column are left out. Same columns as
     :func:`~neuroneval.explain.simulate.score_explanations`.
     """
     from neuroneval.explain.simulate import score_explanations

@@ -14,13 +14,10 @@ so a low ceiling marks a broken setting, not a finding about metrics. Ideal unit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from neuroneval.settings import SettingData, load_setting
+from neuroneval.settings import SettingData
 
 IDEAL_SOURCES = ("labels", "generative_probability")
 
@@ -47,25 +44,6 @@ def ideal_units_from_labels(data: SettingData, truth: pd.DataFrame, labels: np.n
     return SettingData(activations=np.ascontiguousarray(ideal, dtype=np.float32), unit_names=units,
                        concepts=data.concepts, concept_names=data.concept_names,
                        unit_concepts={unit: unit_concepts[unit] for unit in units})
-
-
-def load_ideal_units(activation_files: Sequence[Path], concept_file: Path, labels_file: Path, truth: pd.DataFrame, *,
-                     ideal_files: Sequence[Path] = (),
-                     concept_prefixes: Sequence[str] = ()) -> tuple[SettingData, str]:
-    """A setting's ideal units and their :data:`IDEAL_SOURCES` name, with the setting's concepts (``concept_file``).
-
-    With ``ideal_files`` (generative-probability tables, e.g. :func:`neuroneval.settings.ideal_activation_paths`)
-    those tables are the units (``generative_probability``); otherwise each unit of ``truth`` becomes the union of
-    its concepts' ground-truth labels from ``labels_file`` (``labels``, :func:`ideal_units_from_labels`).
-    """
-    if ideal_files:
-        data = load_setting([Path(path) for path in ideal_files], Path(concept_file),
-                            concept_prefixes=concept_prefixes)
-        return data, "generative_probability"
-    activation_files = [Path(path) for path in activation_files]
-    data = load_setting(activation_files, Path(concept_file), concept_prefixes=concept_prefixes)
-    labels = load_setting(activation_files, Path(labels_file), concept_prefixes=[])
-    return ideal_units_from_labels(data, truth, labels.concepts, labels.concept_names), "labels"
 
 
 def ceiling_frame(meta_rows: pd.DataFrame, *, ideal_source: str) -> pd.DataFrame:

@@ -110,7 +110,7 @@ def _ideal_cosy(setting: str, files: Mapping[str, str], prompts: pd.DataFrame, h
                 manifest: pd.DataFrame, options: CosyBenchmarkOptions, generator: str) -> pd.DataFrame:
     """The ``ideal`` rows of one setting: its truth prompts scored on its ideal units (labels of the truth)."""
     from neuroneval.explain.ideal import ideal_cosy_scores
-    from neuroneval.meta import load_ideal_units
+    from neuroneval.meta.ideal_units import load_ideal_units
 
     truth = pd.read_csv(files["truth"], dtype=str)
     ideal, _ = load_ideal_units([files["activations"]], files["concepts"], files["concepts"], truth,
@@ -130,7 +130,7 @@ def explain_crowd(job: StepIO) -> None:
     from neuroneval.explain import read_explanations
     from neuroneval.explain.cosy_benchmark import shown_concepts
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
-    from neuroneval.meta import load_ideal_units
+    from neuroneval.meta.ideal_units import load_ideal_units
     from neuroneval.pipeline.explain_steps import IDEAL, _aligned_concepts, _setting_ids, holdout_mask
     from neuroneval.settings import load_setting
 

@@ -437,7 +437,7 @@ def explain_score(job: StepIO) -> None:
     from the ground-truth concept table (paper 001 App. B.2) and scored; the truth explanations also on the
     world's ideal units (``input.ideal`` tables, else the truth concepts' labels): the ceiling rows ``ideal``."""
     from neuroneval.explain import read_explanations
-    from neuroneval.meta import load_ideal_units
+    from neuroneval.meta.ideal_units import load_ideal_units
     from neuroneval.settings import load_setting
 
     setting = job.params.setting

@@ -31,7 +31,8 @@ def ceiling_setting(job: StepIO) -> None:
     With ``input.ideal`` (generative-probability tables, e.g. the text world's next-token units) those are the
     units; otherwise each known unit becomes the ground-truth label of its concept (``input.labels``).
     """
-    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting, load_ideal_units
+    from neuroneval.meta import MetaOptions, ceiling_frame, evaluate_setting
+    from neuroneval.meta.ideal_units import load_ideal_units
 
     truth = pd.read_csv(job.input.truth, dtype=str)
     data, source = load_ideal_units(job.input.activations, job.input.concepts, job.input.labels, truth,
