@@ -3,11 +3,7 @@ brute-force loop over tokens and positions with scipy's Pearson r, and through a
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -21,6 +17,7 @@ from neuroneval.concepteval.simulation import (
 )
 from neuroneval.explain import LLMOptions, OpenAICompatibleChat
 from neuroneval.options import OptionsError
+from tests.explain.fake_chat import FakeChat, serve_fake_chat
 
 VOCAB = 12
 
@@ -101,40 +98,22 @@ def test_position_contexts_end_with_the_position_token() -> None:
     assert contexts == ["a", "a b", "b c"]
 
 
-class FakeChat(BaseHTTPRequestHandler):
+class TokenChat(FakeChat):
     """Explains by the last word of the first '10 |' line; simulates 10 where a line ends in the explained word."""
 
-    calls: ClassVar[int] = 0
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeChat.calls += 1
-        prompt = body["messages"][-1]["content"]
+    def reply(self, prompt: str) -> str:
         if prompt.startswith("Top-activating"):
             top = next(line for line in prompt.splitlines() if line.startswith("10 |")).split()[-1]
-            reply = f"Explanation: {top}"
-        else:
-            word = prompt.splitlines()[0].split(":", 1)[1].strip()
-            lines = [line for line in prompt.splitlines() if line[:1].isdigit()]
-            reply = "\n".join(f"{line.split('.')[0]}: {10 if line.split()[-1] == word else 0}" for line in lines)
-        payload = json.dumps({"choices": [{"message": {"content": reply}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args) -> None:
-        pass
+            return f"Explanation: {top}"
+        word = prompt.splitlines()[0].split(":", 1)[1].strip()
+        lines = [line for line in prompt.splitlines() if line[:1].isdigit()]
+        return "\n".join(f"{line.split('.')[0]}: {10 if line.split()[-1] == word else 0}" for line in lines)
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_fake_chat(TokenChat) as url:
+        yield url
 
 
 def test_llm_backend_explains_and_simulates_through_a_chat_server(toy, server) -> None:

@@ -24,13 +24,7 @@ class FakeChat(BaseHTTPRequestHandler):
             FakeChat.fail_next -= 1
             reply = "I am not sure."
         else:
-            prompt = body["messages"][-1]["content"]
-            if prompt.startswith("Top-activating"):
-                tops = [line.split("|", 1)[1].split()[-1] for line in prompt.splitlines() if line.startswith("10 |")]
-                reply = f"Sure.\nExplanation: \"{tops[0]}\"."
-            else:
-                lines = [line for line in prompt.splitlines() if line[:1].isdigit()]
-                reply = "\n".join(f"{line.split('.')[0]}: {10 if 'zebra' in line else 1}" for line in lines)
+            reply = self.reply(body["messages"][-1]["content"])
         payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -38,16 +32,25 @@ class FakeChat(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def reply(self, prompt: str) -> str:
+        """The assistant's answer to the last user message (a subclass may answer differently)."""
+        if prompt.startswith("Top-activating"):
+            tops = [line.split("|", 1)[1].split()[-1] for line in prompt.splitlines() if line.startswith("10 |")]
+            return f"Sure.\nExplanation: \"{tops[0]}\"."
+        lines = [line for line in prompt.splitlines() if line[:1].isdigit()]
+        return "\n".join(f"{line.split('.')[0]}: {10 if 'zebra' in line else 1}" for line in lines)
+
     def log_message(self, *args) -> None:
         pass
 
 
 @contextmanager
-def serve_fake_chat() -> Iterator[str]:
-    """Start :class:`FakeChat` on a free port of 127.0.0.1 with no recorded requests; yield its base URL."""
+def serve_fake_chat(handler: type[FakeChat] = FakeChat) -> Iterator[str]:
+    """Start ``handler`` (:class:`FakeChat` or a subclass) on a free port of 127.0.0.1 with no recorded requests;
+    yield its base URL."""
     FakeChat.requests = []
     FakeChat.fail_next = 0
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
