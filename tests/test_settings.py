@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from neuroneval.settings import SettingData, check_setting_references, setting_truth_pairs
+from neuroneval.settings import (
+    SettingData,
+    check_setting_references,
+    ideal_activation_paths,
+    setting_truth_pairs,
+)
 
 
 def brute_force_iou(activation: np.ndarray, concept: np.ndarray, alpha: float) -> float:
@@ -52,3 +58,15 @@ def test_lists_of_settings_must_name_defined_settings() -> None:
         check_setting_references({"settings": {"a": {}}, "sanity": {"settings": ["a"], "shift": {"setting": "c"}}})
     with pytest.raises(ValueError, match=r"sanity.combinations.meta_settings names undefined settings \['d'\]"):
         check_setting_references({"settings": {"a": {}}, "sanity": {"combinations": {"meta_settings": ["a", "d"]}}})
+
+
+def test_only_the_embedded_text_worlds_next_token_units_have_generative_ideal_tables() -> None:
+    """The text world's generator writes P(next = w | context) (rule lm_ideal_activations, datasets text_<split>);
+    a vision setting, a mixed setting and a user's own text dataset (no known generator) fall back to labels."""
+    lm = {"dataset": "text_probe", "units": [{"model": "lm_small", "layer": "next_token"}]}
+    expected = Path("data/activations/text_probe/ideal/next_token.parquet")
+    assert ideal_activation_paths(lm, root=Path("data")) == [expected]
+    assert ideal_activation_paths({**lm, "dataset": "openwebtext"}) == []
+    assert ideal_activation_paths({**lm, "units": [*lm["units"], {"model": "lm_small", "layer": "block0"}]}) == []
+    vision = {"dataset": "vision_probe", "units": [{"model": "vision_vit", "layer": "softmax"}]}
+    assert ideal_activation_paths(vision) == []
