@@ -53,16 +53,15 @@ def setting_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -
 #: Unit layers whose world has a stochastic ground truth: their ideal units are the generator's probabilities,
 #: written as the activation table of the pseudo-model ``ideal`` (``data/activations/<dataset>/ideal/<layer>``).
 GENERATIVE_IDEAL_LAYERS = ("next_token",)
-#: The embedded world that writes those tables: its datasets are ``text_<split>`` (rule ``lm_ideal_activations``).
-GENERATIVE_IDEAL_WORLD = "text"
 IDEAL_MODEL = "ideal"
 
 
-def ideal_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA) -> list[Path]:
-    """The ideal-unit tables of a setting of the embedded text world whose units all have a generative ideal (else
-    ``[]``: labels are the ideal — also on a user's text dataset, whose generator nobody knows)."""
+def ideal_activation_paths(setting: Mapping[str, Any], *, root: Path = DATA, world: str = "text") -> list[Path]:
+    """The ideal-unit tables of a setting of the embedded ``world`` whose generator writes them (datasets
+    ``<world>_<split>``, rule ``lm_ideal_activations``) and whose units all have a generative ideal (else ``[]``:
+    labels are the ideal — also on a user's own text dataset, whose generator nobody knows)."""
     units = setting["units"]
-    if setting["dataset"].partition("_")[0] != GENERATIVE_IDEAL_WORLD:
+    if setting["dataset"].partition("_")[0] != world:
         return []
     if not units or any(unit["layer"] not in GENERATIVE_IDEAL_LAYERS for unit in units):
         return []
