@@ -168,7 +168,9 @@ def _setting_reasons(
 ) -> list[str]:
     reasons = []
     if np.isfinite(top_ceiling) and top_ceiling < CEILING_TARGET:
-        reasons.append(f"the world's ideal units reach only {top_ceiling:.3f}, so no model can do better")
+        reasons.append(f"the world's ideal units reach only {top_ceiling:.3f}, the setting's identifiability ceiling "
+                       + (f"(the trained model, {best:.3f}, is at it)" if best >= top_ceiling else
+                          "(no model is expected to do better)"))
         if np.isfinite(ideal_top1):
             reasons.append(
                 f"{ideal_top1:.0%} of the ideal units still score their own concept highest: the "
