@@ -16,6 +16,7 @@ from neuroneval import io
 from neuroneval.cli import main
 from neuroneval.explain import Text, parse, read_explanations
 from neuroneval.explain.agreement import ranking_agreement
+from neuroneval.explain.explanation import length
 from neuroneval.pipeline.explain_benchmark_steps import explain_benchmark, explain_crowd
 from neuroneval.pipeline.explain_steps import (
     BASELINES,
@@ -31,7 +32,10 @@ from neuroneval.pipeline.explain_steps import (
     method_options,
     method_tables,
     pseudo_cosines,
+    reference_rows,
     score_columns,
+    score_setting,
+    summary_table,
     truth_recovered,
     unit_groups,
 )
@@ -181,6 +185,42 @@ def test_scores_put_the_ceiling_above_and_random_below_every_method(scored) -> N
     assert np.allclose(ideal[score_columns()].to_numpy(), 1.0), "labels simulate their own label units exactly"
     recovery = scores.groupby("method")["truth_recovered"].mean()
     assert recovery["truth"] == 1.0 and recovery["netdissect"] >= 0.75 and recovery["random_l1"] < 0.5
+
+
+def test_one_hot_concepts_get_the_exact_optimum_above_every_explanation() -> None:
+    """Where each input has at most one concept (the LM's next tokens) the scores gain the ``oracle`` rows: in every
+    scorer at least every explanation's score on the same unit, the truth's and random's included; the tables carry
+    its simulation correlation as ``optimum``. Multi-label concepts (the toy above) get none."""
+    from neuroneval.explain.oracle import ORACLE
+
+    rng = np.random.default_rng(5)
+    n, names = 800, [f"c:{t}" for t in range(6)]
+    token = rng.choice(7, size=n, p=[0.02, 0.05, 0.1, 0.2, 0.25, 0.18, 0.2])
+    concepts = np.zeros((n, 6))
+    concepts[np.flatnonzero(token < 6), token[token < 6]] = 1.0
+    units = [str(k) for k in range(4)]
+    activations = expit(rng.normal(0.0, 1.0, (n, 4)) + 2.0 * concepts[:, :4] + concepts[:, [5, 4, 3, 2]])
+    rows = {"truth": [f"c:{k}" for k in range(4)], "random_l1": ["c:5", "c:0", "c:1", "c:4"],
+            "compexp": ["c:0 OR c:5", "c:1 AND NOT c:2", "c:2 OR c:3", "c:3 OR c:4"],
+            "le_label": ["2.0*c:0 + 1.0*c:5", "1.5*c:1", "1.0*c:2 + 0.5*c:3", "2.0*c:3 + 1.0*c:2"]}
+    kinds = {"truth": "concept", "random_l1": "concept", "compexp": "formula", "le_label": "linear"}
+    explanations = {method: pd.DataFrame({"unit": units, "explanation": texts, "kind": kinds[method],
+                                          "length": [length(parse(text, kinds[method])) for text in texts]})
+                    for method, texts in rows.items()}
+    truth = {unit: [text] for unit, text in zip(units, rows["truth"], strict=True)}
+    scores = score_setting(explanations, activations, units, ["out"] * 4, concepts, names, truth, alpha=0.02)
+    scores.insert(0, "setting", "one_hot")
+    oracle = scores[scores["method"] == ORACLE]
+    assert sorted(oracle["table"].unique()) == [1, 2] and ORACLE in reference_rows()
+    best = oracle[oracle["table"] == 1].set_index("unit")[score_columns()]
+    for method, frame in scores[scores["method"] != ORACLE].groupby("method"):
+        values = frame.drop_duplicates("unit").set_index("unit")[score_columns()]
+        assert (values <= best.loc[values.index] + 1e-9).all().all(), method
+    assert (best["simulation_correlation"] > scores.loc[scores["method"] == "truth"].set_index("unit")[
+        "simulation_correlation"].drop_duplicates()).any()
+    for table_id in (1, 2):
+        table = summary_table(scores, table_id)
+        assert (table["optimum"] == best["simulation_correlation"].mean()).all()
 
 
 def test_tables_and_figure(toy, scored, tmp_path: Path) -> None:

@@ -939,8 +939,9 @@ BRODEN_METHODS = ("netdissect", "compexp", "cce")
 #: Unit groups (layers) of final-layer class units: the "high-level" units of paper 001's Broden claim.
 HIGH_LEVEL_GROUPS = ("softmax", "logits", "superclass")
 #: Rows of the explanation tables that are no method (never a method in a claim): the random floors, the truth on
-#: the trained unit and the ceiling ``ideal`` (the truth on the world's ideal unit, neuroneval.explain.ideal).
-EXPLAIN_BASELINES = ("random", "random_l1", "truth", "ideal")
+#: the trained unit, the ceiling ``ideal`` (the truth on the world's ideal unit, neuroneval.explain.ideal) and the
+#: optimum ``oracle`` (the best explanation score of a unit, neuroneval.explain.oracle).
+EXPLAIN_BASELINES = ("random", "random_l1", "truth", "ideal", "oracle")
 
 
 def _family(method: str) -> str:

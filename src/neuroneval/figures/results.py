@@ -106,9 +106,9 @@ def plot_ceiling(ceiling: pd.DataFrame, meta: pd.DataFrame, settings: Sequence[s
 @styled
 def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> Path:
     """One panel per (setting, unit group) of an explanation-methods table (``results/explain/table1.csv``):
-    each method's mean simulation correlation ± standard error as a bar, the random floor and the ceiling (the truth
-    on the world's ideal units) as labelled lines, the truth on the trained units as a bar; text methods (no
-    simulation) are left out."""
+    each method's mean simulation correlation ± standard error as a bar, the random floor, the ceiling (the truth
+    on the world's ideal units) and, where the table has one, the optimum (the best any explanation reaches on the
+    units) as labelled lines, the truth on the trained units as a bar; text methods (no simulation) are left out."""
     scored = table[table["simulation_correlation_mean"].notna()]
     panels = list(scored.groupby(["setting", "group"], sort=False))
     columns = min(3, max(len(panels), 1))
@@ -117,7 +117,7 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
                             sharex=True)
     low = min(0.0, float(np.nanmin(scored["simulation_correlation_mean"])) if len(scored) else 0.0) - 0.05
     for axis, ((setting, group), frame) in zip(axes.ravel(), panels, strict=False):
-        methods = frame[~frame["method"].isin(("random", "random_l1", "ideal"))]
+        methods = frame[~frame["method"].isin(("random", "random_l1", "ideal", "oracle"))]
         positions = np.arange(len(methods))
         axis.barh(positions, methods["simulation_correlation_mean"], xerr=methods["simulation_correlation_se"],
                   color=PALETTE["blue"], alpha=0.85, error_kw={"elinewidth": 0.9, "ecolor": "#333333"})
@@ -125,16 +125,18 @@ def plot_explain_table(table: pd.DataFrame, path: str | Path, *, title: str) -> 
         axis.invert_yaxis()
         axis.grid(axis="y", visible=False)
         axis.set_xlim(low, 1.0)
+        optimum = frame["optimum"].iloc[0] if "optimum" in frame else np.nan
         for value, colour, label, where in ((frame["floor"].iloc[0], FAIL_COLOUR, "random", 0.02),
-                                            (frame["ceiling"].iloc[0], PASS_COLOUR, "ideal", 0.02)):
+                                            (frame["ceiling"].iloc[0], PASS_COLOUR, "ideal", 0.02),
+                                            (optimum, PALETTE["black"], "optimum", 0.12)):
             if np.isfinite(value):
                 reference_line(axis, value, label, axis="x", colour=colour, where=1.0 - where)
         axis.set_title(f"{setting} / {group}", loc="left", fontsize=10)
     for axis in axes.ravel()[len(panels):]:
         axis.set_visible(False)
     figure.suptitle(title, x=0.01, ha="left")
-    figure.supxlabel("simulation correlation (mean ± s.e. over units); dashed: random floor and ceiling (truth on "
-                     "the ideal units)",
+    figure.supxlabel("simulation correlation (mean ± s.e. over units); dashed: random floor, ceiling (truth on "
+                     "the ideal units) and optimum (best explanation of the units, where exact)",
                      fontsize=9)
     return savefig(figure, path)
 

@@ -171,10 +171,10 @@ def scorer_tables(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame,
                   metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Wide per-unit scores of Table 1's methods (index setting, unit; baselines, ceiling, text methods left out) for
     every scorer: ``simulation_correlation``, each metric, ``cosy_auc:<generator>``, ``crowd:<aggregation>``."""
-    from neuroneval.pipeline.explain_steps import REFERENCE_ROWS
+    from neuroneval.pipeline.explain_steps import reference_rows
 
     def wide(frame: pd.DataFrame, value: str) -> pd.DataFrame:
-        frame = frame[~frame["method"].isin(REFERENCE_ROWS)]
+        frame = frame[~frame["method"].isin(reference_rows())]
         return frame.pivot_table(index=["setting", "unit"], columns="method", values=value, dropna=False)
 
     table1 = scores[(scores["table"] == 1) & (scores["kind"] != "text")]

@@ -408,7 +408,31 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
         frame = frame[frame["unit"].astype(str).isin(set(ideal.columns.astype(str)))].reset_index(drop=True)
         scored = ideal_scores(frame, ideal, concepts, concept_names, options=options)
         parts += _method_rows(IDEAL, frame, scored, group_of, truth)
+    parts += _oracle_rows(table, concepts, group_of, options)
     return pd.concat(parts, ignore_index=True)
+
+
+def _oracle_rows(activations: pd.DataFrame, concepts: np.ndarray, group_of: Mapping[str, str],
+                 options: Any) -> list[pd.DataFrame]:
+    """Rows of method :data:`~neuroneval.explain.oracle.ORACLE` (both tables): the exact best score any explanation
+    reaches on each unit, where the concepts are one categorical variable (the LM's next tokens); none otherwise."""
+    from neuroneval.explain.oracle import ORACLE, concept_groups, oracle_scores
+
+    groups = concept_groups(concepts)
+    if groups is None:
+        return []
+    scores = oracle_scores(activations, groups, options=options).reindex(columns=["unit", *score_columns()])
+    scores = scores.assign(kind="oracle", length=np.nan, group=[group_of[unit] for unit in scores["unit"]],
+                           method=ORACLE, truth_recovered=np.nan)
+    return [scores.assign(table=table_id) for table_id in (1, 2)]
+
+
+def reference_rows() -> tuple[str, ...]:
+    """Methods of the score tables that are no method: :data:`REFERENCE_ROWS` and the exact optimum
+    (:data:`neuroneval.explain.oracle.ORACLE`)."""
+    from neuroneval.explain.oracle import ORACLE
+
+    return (*REFERENCE_ROWS, ORACLE)
 
 
 def _method_rows(method: str, frame: pd.DataFrame, scored: pd.DataFrame | None, group_of: Mapping[str, str],
@@ -466,8 +490,11 @@ def explain_score(job: StepIO) -> None:
 
 def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
     """Table 1 or 2: per (setting, group, method) the mean ± standard error of every score over units, the
-    truth-recovery rate on units with truth, and the floor (random) and ceiling (:data:`IDEAL`: the truth on the
-    world's ideal units) simulation correlation beside every row."""
+    truth-recovery rate on units with truth, and the floor (random), ceiling (:data:`IDEAL`: the truth on the
+    world's ideal units) and optimum (:data:`~neuroneval.explain.oracle.ORACLE`: the best any explanation reaches on
+    the units, NaN where the concepts are not one categorical variable) simulation correlation beside every row."""
+    from neuroneval.explain.oracle import ORACLE
+
     part = scores[scores["table"] == table_id]
     rows = []
     for (setting, group, method), frame in part.groupby(["setting", "group", "method"], sort=False):
@@ -484,7 +511,7 @@ def summary_table(scores: pd.DataFrame, table_id: int) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     floor_name = "random_l1" if table_id == 1 else "random"
-    for column, method in (("floor", floor_name), ("ceiling", IDEAL)):
+    for column, method in (("floor", floor_name), ("ceiling", IDEAL), ("optimum", ORACLE)):
         reference = table[table["method"] == method].set_index(["setting", "group"])["simulation_correlation_mean"]
         table[column] = [reference.get((s, g), np.nan) for s, g in zip(table["setting"], table["group"], strict=True)]
     return table
@@ -496,7 +523,7 @@ def method_agreement(scores: pd.DataFrame, table_id: int, metrics: Sequence[str]
     pooled over settings (the methods every setting has), with a percentile bootstrap interval over units."""
     from neuroneval.explain.agreement import ranking_agreement
 
-    part = scores[(scores["table"] == table_id) & ~scores["method"].isin(REFERENCE_ROWS)
+    part = scores[(scores["table"] == table_id) & ~scores["method"].isin(reference_rows())
                   & (scores["kind"] != "text")]
     scopes = [(str(setting), frame) for setting, frame in part.groupby("setting", sort=False)]
     common = set.intersection(*(set(frame["method"]) for _, frame in scopes)) if scopes else set()
