@@ -128,3 +128,21 @@ def test_fidelity_claims_never_count_the_ceiling_as_a_method() -> None:
                           columns=["setting", "group", "method", "simulation_correlation_mean"])
     (claim,) = claims.le_best_claims(table2)
     assert claim.verdict == "holds" and IDEAL in claims.EXPLAIN_BASELINES
+
+
+def test_ideal_crowd_scores_study_the_truth_on_the_ideal_units_only(world: dict) -> None:
+    """Units without an ideal column are left out; the rest get the very study ``crowd_unit_scores`` runs for every
+    method, under the method name ``ideal`` (same seeds: the rows are equal)."""
+    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
+    from neuroneval.explain.ideal import ideal_crowd_scores
+
+    truth = truth_explanations(world["truth"])
+    options = CrowdBenchmarkOptions(n_trials=4, n_inputs=60, sampling="uniform", aggregation=("bayes_uniform",))
+    ideal = world["generative"][:, :1]
+    rows = ideal_crowd_scores(truth, ideal, ["0"], setting="s", labels=world["labels"], pseudo=None,
+                              concept_names=NAMES, options=options)
+    assert set(rows["unit"]) == {"0"} and set(rows["method"]) == {IDEAL}
+    direct = crowd_unit_scores(setting="s", method=IDEAL, units=["0"], concepts=["c:a"], activations=ideal,
+                               unit_names=["0"], labels=world["labels"], pseudo=None, concept_names=NAMES,
+                               options=options)
+    pd.testing.assert_frame_equal(rows.reset_index(drop=True), direct.reset_index(drop=True))

@@ -79,3 +79,22 @@ def ideal_cosy_scores(prompts: pd.DataFrame, *, unit_names: Sequence[str], contr
                                 synthetic=synthetic, manifest=manifest, template=template, generator=generator)
     rows = prompts.assign(generator=generator, auc=np.nan, mad=np.nan, n_synthetic=0, n_control=len(control))
     return rows.reindex(columns=COSY_SCORE_COLUMNS)
+
+
+def ideal_crowd_scores(truth: pd.DataFrame, ideal: np.ndarray, unit_names: Sequence[str], *, setting: str,
+                       labels: np.ndarray, pseudo: np.ndarray | None, concept_names: Sequence[str],
+                       options: Any) -> pd.DataFrame:
+    """The simulated crowd study (001 Sec. 4–5) of the truth explanations on the ideal units (method :data:`IDEAL`).
+
+    ``truth`` holds the ``truth`` explanation rows of the studied units, ``ideal`` (n, K) the ideal units over
+    ``unit_names`` on the held-out inputs (:func:`~neuroneval.meta.ideal_units.load_ideal_units`), ``labels`` /
+    ``pseudo`` the concept values on the same inputs; units without an ideal column are left out. Same rows as
+    :func:`~neuroneval.explain.crowd_benchmark.crowd_unit_scores`, which runs the study exactly as for every method.
+    """
+    from neuroneval.explain.cosy_benchmark import shown_concepts
+    from neuroneval.explain.crowd_benchmark import crowd_unit_scores
+
+    kept = truth[truth["unit"].astype(str).isin(set(map(str, unit_names)))]
+    return crowd_unit_scores(setting=setting, method=IDEAL, units=kept["unit"].astype(str).tolist(),
+                             concepts=shown_concepts(kept), activations=ideal, unit_names=unit_names, labels=labels,
+                             pseudo=pseudo, concept_names=concept_names, options=options)

@@ -130,19 +130,20 @@ def explain_crowd(job: StepIO) -> None:
     from neuroneval.explain import read_explanations
     from neuroneval.explain.cosy_benchmark import shown_concepts
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
+    from neuroneval.explain.ideal import ideal_crowd_scores
     from neuroneval.meta.ideal_units import load_ideal_units
-    from neuroneval.pipeline.explain_steps import IDEAL, _aligned_concepts, _setting_ids, holdout_mask
+    from neuroneval.pipeline.explain_steps import aligned_concepts, holdout_mask, setting_ids
     from neuroneval.settings import load_setting
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
     setting = job.params.setting
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
                         concept_prefixes=setting["concepts"]["prefixes"])
-    ids = _setting_ids(job.input.labels)
+    ids = setting_ids(job.input.labels)
     held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     pseudo = None
     if options.needs_pseudo:
-        pseudo = _aligned_concepts(job.input.pseudo, ids, data.concept_names)[0][held]
+        pseudo = aligned_concepts(job.input.pseudo, ids, data.concept_names)[0][held]
     parts = []
     for method, path in zip(job.params.methods, job.input.explanations, strict=True):
         frame = read_explanations(path)
@@ -157,11 +158,10 @@ def explain_crowd(job: StepIO) -> None:
                                         pd.read_csv(job.input.truth, dtype=str),
                                         ideal_files=getattr(job.input, "ideal", []),
                                         concept_prefixes=[])
-            frame = frame[frame["unit"].astype(str).isin(ideal.unit_names)]
-            parts.append(crowd_unit_scores(
-                setting=job.wildcards.setting, method=IDEAL, units=frame["unit"].astype(str).tolist(),
-                concepts=shown_concepts(frame), activations=ideal.activations[held], unit_names=ideal.unit_names,
-                labels=data.concepts[held], pseudo=pseudo, concept_names=data.concept_names, options=options))
+            parts.append(ideal_crowd_scores(frame, ideal.activations[held], ideal.unit_names,
+                                            setting=job.wildcards.setting,
+                                            labels=data.concepts[held], pseudo=pseudo,
+                                            concept_names=data.concept_names, options=options))
     scores = pd.concat(parts, ignore_index=True)
     io.write_csv(job.output.scores, scores)
     print(scores.groupby(["aggregation", "method"], sort=False)["crowd_correlation"].mean().round(3).to_string())

@@ -159,7 +159,7 @@ def pseudo_cosines(concepts: np.ndarray, metadata: Mapping[str, Any], concept_na
     return offsets + logit(clipped) / slopes
 
 
-def _aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, dict]:
+def aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, dict]:
     """The columns ``names`` of a concept table, checked to hold the setting's input ids, and its metadata."""
     frame, metadata = io.read_concept_table(path)
     if not np.array_equal(frame[io.ID_COLUMN].to_numpy(), ids):
@@ -170,7 +170,8 @@ def _aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -
     return frame[list(names)].to_numpy(dtype=np.float64), metadata
 
 
-def _setting_ids(concept_file: str | Path) -> np.ndarray:
+def setting_ids(concept_file: str | Path) -> np.ndarray:
+    """The input ids of a setting, in its concept table's order (every table of the setting must follow it)."""
     frame, _ = io.read_concept_table(concept_file)
     return frame[io.ID_COLUMN].to_numpy()
 
@@ -227,7 +228,7 @@ def explain_setting(job: StepIO) -> None:
     options = dict(job.params.options)
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
                         concept_prefixes=setting["concepts"]["prefixes"])
-    ids = _setting_ids(job.input.concepts)
+    ids = setting_ids(job.input.concepts)
     fit = ~holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     base, _ = base_method(name)
     names, units = data.concept_names, data.unit_names
@@ -240,9 +241,9 @@ def explain_setting(job: StepIO) -> None:
     else:
         concepts = data.concepts.astype(np.float64)
         if base == "le_label":
-            concepts, _ = _aligned_concepts(job.input.labels, ids, names)
+            concepts, _ = aligned_concepts(job.input.labels, ids, names)
         elif base in PSEUDO_METHODS:
-            concepts, pseudo_metadata = _aligned_concepts(job.input.pseudo, ids, names)
+            concepts, pseudo_metadata = aligned_concepts(job.input.pseudo, ids, names)
         activations = data.activations[fit].astype(np.float64)
         spatial = spec.get("spatial") or {}
         if base == "clip_dissect":
@@ -467,7 +468,7 @@ def explain_score(job: StepIO) -> None:
     setting = job.params.setting
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
                         concept_prefixes=setting["concepts"]["prefixes"])
-    ids = _setting_ids(job.input.labels)
+    ids = setting_ids(job.input.labels)
     held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     truth_table = pd.read_csv(job.input.truth, dtype=str)
     truth = truth_table.groupby("unit")["concept"].apply(list).to_dict()
