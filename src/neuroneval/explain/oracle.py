@@ -5,7 +5,8 @@ unit is the planted truth. That holds in the deterministic vision world and fail
 concept is a *realised* token, and the binarised scorers (F1, IoU at top-α, AUPRC) and the uncentred cosine rank a
 frequent sibling token above the rare true one even on the generator's own probability ``P(w | x)``.
 
-Where each input has at most one active concept — the LM settings' ``next:<w>`` one-hots — every explanation
+Where each input has at most one active concept — the LM settings' ``next:<w>`` one-hots, the class-unit settings'
+``class:<name>`` labels — every explanation
 (concept, formula, linear form, cluster) simulates a function ``g(z)`` of the input's group ``z`` (its concept, or
 "none"), so the best score over *all* explanations of a unit ``a`` is a closed form (row :data:`ORACLE`):
 

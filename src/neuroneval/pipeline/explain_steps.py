@@ -416,7 +416,8 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
 def _oracle_rows(activations: pd.DataFrame, concepts: np.ndarray, group_of: Mapping[str, str],
                  options: Any) -> list[pd.DataFrame]:
     """Rows of method :data:`~neuroneval.explain.oracle.ORACLE` (both tables): the exact best score any explanation
-    reaches on each unit, where the concepts are one categorical variable (the LM's next tokens); none otherwise."""
+    reaches on each unit, where the concepts are one categorical variable (the LM's next tokens, the class units'
+    classes); none otherwise."""
     from neuroneval.explain.oracle import ORACLE, concept_groups, oracle_scores
 
     groups = concept_groups(concepts)
