@@ -423,3 +423,13 @@ def test_embedding_mapping_with_a_local_model_folder(tiny_model: Path, tmp_path:
     (reason,) = result.unscorable["reason"]
     assert reason.startswith("no concept matches") and f"< {threshold:g})" in reason
     assert isinstance(pd.DataFrame(result.unscorable).loc[0, "row"], np.integer)
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from neuroneval.explain import formats, text_mapping
+
+    for module in (formats, text_mapping):
+        results = doctest.testmod(module, verbose=False)
+        assert results.attempted >= 1 and results.failed == 0, module.__name__

@@ -50,21 +50,20 @@ MAPPED_BY: tuple[str, ...] = ("exact", "formula", "synonym", "embedding")
 
 Embedder = Callable[[list[str]], Any]
 
-_SEPARATORS = re.compile(r"[\s_\-:/]+")
-_EDGE_PUNCTUATION = "\"'`.,;!?"
+_WORD = re.compile(r"[^\W_]+")
 
 
 def normalise_name(text: str) -> str:
-    """The matching key of a concept name or a text: case- and separator-insensitive.
+    """The matching key of a concept name or a text: its case-folded runs of letters and digits, joined by single
+    spaces — every other character (whitespace, ``_``, ``-``, ``:``, ``/``, quotes, punctuation) separates.
 
-    Case-folded; surrounding whitespace, quotes (``"``, ``'``, backtick) and sentence punctuation (``.,;!?``)
-    removed; every run of whitespace, ``_``, ``-``, ``:`` and ``/`` becomes one space, so ``class:5``,
-    ``Class 5``, ``class_5`` and ``"Class-5."`` share the key ``class 5``.
+    So ``class:5``, ``Class 5``, ``class_5`` and ``"Class-5."`` share the key ``class 5`` (the rule
+    ``neuroneval.explain.llm_backend`` applies to LLM replies, extended to non-ASCII letters).
 
-    >>> normalise_name("Colour:Red"), normalise_name(' "red_dog". ')
-    ('colour red', 'red dog')
+    >>> normalise_name("Colour:Red"), normalise_name(' "red_dog". '), normalise_name("Café au lait")
+    ('colour red', 'red dog', 'café au lait')
     """
-    return _SEPARATORS.sub(" ", text.strip().strip(_EDGE_PUNCTUATION).strip().casefold()).strip()
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def read_synonyms(path: str | os.PathLike) -> dict[str, str]:
