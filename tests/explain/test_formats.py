@@ -433,3 +433,15 @@ def test_docstring_examples_run() -> None:
     for module in (formats, text_mapping):
         results = doctest.testmod(module, verbose=False)
         assert results.attempted >= 1 and results.failed == 0, module.__name__
+
+
+def test_the_docs_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text(encoding="utf-8")
+    section = docs.split("## 6. Explanation file formats", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/explain.md §6", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "layer4/0  colour:red     exact" in printed and "layer4/1  object:car   synonym" in printed
+    assert "no concept matches 'wheels of a car'" in printed
