@@ -445,3 +445,19 @@ def test_the_docs_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.Mo
     printed = capsys.readouterr().out
     assert "layer4/0  colour:red     exact" in printed and "layer4/1  object:car   synonym" in printed
     assert "no concept matches 'wheels of a car'" in printed
+
+
+def test_nothing_scorable_gives_an_empty_table_and_every_row_unscorable(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes("\ufeffunit,description\n0,tax law\n1,\n".encode())  # a byte-order mark, as Excel writes
+    result = read_explanation_file(path, concept_names=CONCEPTS)
+    assert result.explanations.empty and list(result.explanations.columns) == [
+        "unit", "explanation", "length", "kind", "similarity", "source_text", "mapped_by"]
+    assert result.unscorable[["row", "unit"]].values.tolist() == [[0, "0"], [1, "1"]]
+
+
+def test_conflicting_synonyms_and_a_folder_for_a_file_format_are_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"has the key 'auto' of an earlier text with another concept"):
+        ConceptMatcher(CONCEPTS, TextMapping(synonyms={"auto": "object:car", "Auto.": "colour:red"}))
+    with pytest.raises(ValueError, match="a folder, but the 'neuronpedia' format is one file"):
+        read_explanation_file(tmp_path, format="neuronpedia", concept_names=CONCEPTS)

@@ -114,7 +114,7 @@ def _read_unit_description(path: Path, source: str) -> tuple[list[SourceRecord],
     c1565e179fd68b3d5c03c61e827e836e14a6cab7. The unit column is the first of :data:`UNIT_ALIASES` present, the
     text column the first of :data:`TEXT_ALIASES` (header case-insensitive); every column is a template field.
     """
-    with open(path, newline="", encoding="utf-8") as handle:
+    with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         header = [name.strip().lower() for name in next(reader, [])]
         unit_column = next((alias for alias in UNIT_ALIASES if alias in header), None)
@@ -171,7 +171,7 @@ def _read_delphi(path: Path, source: str) -> tuple[list[SourceRecord], str]:
 def _json_records(path: Path, source: str) -> list[tuple[int, Any]]:
     """The records of a JSON array (or one object), a JSONL file or a gzipped JSONL file, with their positions."""
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    with opener(path, "rt", encoding="utf-8-sig") as handle:
         text = handle.read()
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         try:
@@ -320,7 +320,7 @@ def detect_format(path: str | os.PathLike) -> str:
     if _DELPHI_NAME.fullmatch(path.name):
         return "delphi"
     if name.endswith(".csv"):
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             header = {column.strip().lower() for column in next(csv.reader(handle), [])}
         if {"unit", "explanation", "length", "kind"} <= header:
             return "neuroneval"
@@ -406,6 +406,8 @@ def read_explanation_file(path: str | os.PathLike, *, format: str = "auto", conc
     name = detect_format(path) if format == "auto" else format
     if name not in FORMATS:
         raise ValueError(f"unknown explanation format {format!r}; known: {['auto', *sorted(FORMATS)]}")
+    if path.is_dir() and name not in ("delphi", "openai_autointerp"):
+        raise ValueError(f"{source}: a folder, but the {name!r} format is one file")
     records, default_template = FORMATS[name].read(path, source)
     template = unit_template or default_template
     renames = read_unit_map(unit_map) if isinstance(unit_map, str | os.PathLike) else dict(unit_map or {})

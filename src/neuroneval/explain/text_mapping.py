@@ -215,7 +215,11 @@ class ConceptMatcher:
             resolved = self.resolve(target)
             if isinstance(resolved, str):
                 raise ValueError(f"synonym table: {text!r} -> {target!r}: {resolved}")
-            self.synonyms[normalise_name(text)] = resolved
+            key = normalise_name(text)
+            if key in self.synonyms and self.synonyms[key] != resolved:
+                raise ValueError(f"synonym table: {text!r} has the key {key!r} of an earlier text with another "
+                                 f"concept ({self.synonyms[key].text()!r} vs {target!r})")
+            self.synonyms[key] = resolved
         self._embedder = self.mapping.resolved_embedder()
         self._concept_vectors: np.ndarray | None = None
 
