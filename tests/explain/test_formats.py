@@ -461,3 +461,19 @@ def test_conflicting_synonyms_and_a_folder_for_a_file_format_are_errors(tmp_path
         ConceptMatcher(CONCEPTS, TextMapping(synonyms={"auto": "object:car", "Auto.": "colour:red"}))
     with pytest.raises(ValueError, match="a folder, but the 'neuronpedia' format is one file"):
         read_explanation_file(tmp_path, format="neuronpedia", concept_names=CONCEPTS)
+
+
+def test_open_clip_folder_embedder_is_normalised_encode_text(tmp_path: Path) -> None:
+    open_clip = pytest.importorskip("open_clip")
+    torch = pytest.importorskip("torch")
+    from neuroneval.explain.text_mapping import OpenClipEmbedder, folder_embedder
+    from tests.external.fakes import CLIP_CONFIG, save_open_clip
+
+    model = save_open_clip(tmp_path / "clip", CLIP_CONFIG, seed=3)
+    embedder = folder_embedder(tmp_path / "clip")
+    assert isinstance(embedder, OpenClipEmbedder)
+    texts = ["red", "wheels of a car", "a striped circle"]
+    with torch.no_grad():
+        by_hand = model.encode_text(open_clip.tokenize(texts, context_length=12)).double()
+    by_hand = (by_hand / by_hand.norm(dim=-1, keepdim=True)).numpy()
+    np.testing.assert_allclose(embedder(texts), by_hand, atol=1e-5)

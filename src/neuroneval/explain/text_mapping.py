@@ -16,7 +16,8 @@ stages and records which one succeeded (``mapped_by``):
 
 A text that maps to nothing gets a reason, e.g. ``no concept matches 'wheels of a car' (best: vehicle 0.41 <
 0.6)``. Embedders are callables ``list[str] -> (n, d) array``; :class:`TransformersEmbedder` mean-pools the last
-hidden state of a local ``transformers`` model folder (no hub access).
+hidden state of a local ``transformers`` model folder, :class:`OpenClipEmbedder` encodes with a local open_clip
+model folder (no hub access for either).
 """
 
 from __future__ import annotations
@@ -95,11 +96,11 @@ class TextMapping(Options):
     """How free text is mapped to concept names (stages 3 and 4 of :class:`ConceptMatcher`; 1 and 2 always run).
 
     synonyms: a ``text -> concept or formula`` mapping, or the path of a CSV ``text,concept``
-    (:func:`read_synonyms`); stored as sorted ``(text, concept)`` pairs. embedding_model: a local
-    ``transformers`` model folder for :class:`TransformersEmbedder` (``None``: no embedding stage unless
-    ``embedder`` is given). embedder: any callable ``list[str] -> (n, d)`` array (Python only; it wins over
-    ``embedding_model``). threshold: the least cosine similarity that maps a text to its nearest concept,
-    in [-1, 1] (0.6 by default).
+    (:func:`read_synonyms`); stored as sorted ``(text, concept)`` pairs. embedding_model: a local model folder,
+    open_clip (with ``open_clip_config.json``) or ``transformers`` (:func:`folder_embedder`; ``None``: no
+    embedding stage unless ``embedder`` is given). embedder: any callable ``list[str] -> (n, d)`` array (Python
+    only; it wins over ``embedding_model``). threshold: the least cosine similarity that maps a text to its
+    nearest concept, in [-1, 1] (0.6 by default).
     """
 
     synonyms: Any = None
@@ -127,12 +128,42 @@ class TextMapping(Options):
                                f"got {self.embedder!r}")
 
     def resolved_embedder(self) -> Embedder | None:
-        """``embedder`` if given, else a :class:`TransformersEmbedder` of ``embedding_model``, else ``None``."""
+        """``embedder`` if given, else an embedder of the ``embedding_model`` folder (:func:`folder_embedder`),
+        else ``None``."""
         if self.embedder is not None:
             return self.embedder
         if self.embedding_model is not None:
-            return TransformersEmbedder(self.embedding_model)
+            return folder_embedder(self.embedding_model)
         return None
+
+
+def folder_embedder(folder: str | os.PathLike) -> Embedder:
+    """The embedder of a local model folder: :class:`OpenClipEmbedder` when it holds ``open_clip_config.json``
+    (the Hugging Face snapshot layout of open_clip models), else :class:`TransformersEmbedder`."""
+    if (Path(folder) / "open_clip_config.json").is_file():
+        return OpenClipEmbedder(folder)
+    return TransformersEmbedder(folder)
+
+
+class OpenClipEmbedder:
+    """L2-normalised open_clip text embeddings ``encode_text(tokenize(t)) / ‖·‖`` of a local model folder.
+
+    The folder holds ``open_clip_config.json`` and the weights (loaded by
+    :func:`neuroneval.models.loaders.load_model`, family ``open_clip``, nothing downloaded); the texts go through
+    :func:`neuroneval.concepts.pseudo.embed_texts`, the text side of the project's pseudo-labels.
+    """
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        from neuroneval.models.loaders import load_model
+
+        self.folder = str(folder)
+        loaded = load_model({"family": "open_clip", "pretrained": self.folder})
+        self.model, self.tokenizer = loaded.module, loaded.tokenizer
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from neuroneval.concepts.pseudo import embed_texts
+
+        return embed_texts(self.model, self.tokenizer, list(texts)).astype(np.float64)
 
 
 class TransformersEmbedder:
