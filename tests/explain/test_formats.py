@@ -477,3 +477,24 @@ def test_open_clip_folder_embedder_is_normalised_encode_text(tmp_path: Path) -> 
         by_hand = model.encode_text(open_clip.tokenize(texts, context_length=12)).double()
     by_hand = (by_hand / by_hand.norm(dim=-1, keepdim=True)).numpy()
     np.testing.assert_allclose(embedder(texts), by_hand, atol=1e-5)
+
+
+def test_project_rows_with_unknown_concepts_name_them(tmp_path: Path) -> None:
+    frame = explanation_frame(["u0", "u1"], [parse("colour:red OR zzz"), parse("1.5*yyy + 2*colour:red")])
+    path = write_explanations(tmp_path / "m.csv", frame)
+    embedder = _TableEmbedder({})
+    result = read_explanation_file(path, concept_names=CONCEPTS, mapping=TextMapping(embedder=embedder))
+    assert result.explanations.empty and embedder.calls == []
+    assert result.unscorable["reason"].tolist() == ["'colour:red OR zzz' names unknown concept(s) ['zzz']",
+                                                    "'1.5*yyy + 2*colour:red' names unknown concept(s) ['yyy']"]
+
+
+def test_text_mapping_from_params(tmp_path: Path) -> None:
+    synonyms = tmp_path / "synonyms.csv"
+    synonyms.write_text("text,concept\nautomobile,object:car\n")
+    mapping = TextMapping.from_params({"synonyms": str(synonyms), "threshold": 0.5})
+    assert mapping.synonyms == (("automobile", "object:car"),) and mapping.threshold == 0.5
+    with pytest.raises(OptionsError, match="unknown option 'treshold'"):
+        TextMapping.from_params({"treshold": 0.5})
+    with pytest.raises(OptionsError, match="embedding_model must be a local model folder"):
+        TextMapping(embedding_model=str(tmp_path / "missing"))

@@ -48,6 +48,8 @@ from neuroneval.options import Options, OptionsError, check_range
 MappedBy = Literal["exact", "formula", "synonym", "embedding"]
 #: The stages of :class:`ConceptMatcher`, in the order they are tried.
 MAPPED_BY: tuple[str, ...] = ("exact", "formula", "synonym", "embedding")
+#: Explanation kinds that are structure, not prose: matched by their names only, never embedded.
+STRUCTURED_KINDS: tuple[str, ...] = ("formula", "linear", "clustered")
 
 Embedder = Callable[[list[str]], Any]
 
@@ -290,9 +292,16 @@ class ConceptMatcher:
         return None
 
     def match_all(self, texts: Sequence[str], kinds: Sequence[str | None] | None = None) -> list[Match | str]:
-        """A :class:`Match` or the reason of failure for every text; the embedding stage runs once, batched."""
+        """A :class:`Match` or the reason of failure for every text; the embedding stage runs once, batched.
+
+        ``kinds`` (the project CSV's ``kind`` column; ``None``: free text) fixes how a text parses; a
+        ``formula``, ``linear`` or ``clustered`` text that names an unknown concept is not embedded (its reason
+        names the concepts)."""
         kinds = list(kinds) if kinds is not None else [None] * len(texts)
         results: list[Match | str] = [self.match_symbolic(text, kind) for text, kind in zip(texts, kinds, strict=True)]
+        for position, (text, kind) in enumerate(zip(texts, kinds, strict=True)):
+            if results[position] is None and kind in STRUCTURED_KINDS:
+                results[position] = f"{text!r} {self.resolve(text, kind)}"
         pending = [position for position, result in enumerate(results) if result is None]
         if not pending:
             return results
