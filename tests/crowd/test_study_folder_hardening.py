@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from neuroneval.cli import main
-from neuroneval.crowd import design_study, read_design, write_study
+from neuroneval.crowd import design_study, estimate_correlations, read_design, write_study
 from neuroneval.io import current_umask
 from tests.crowd.synthetic import planted_world
 from tests.crowd.test_cli_crowd import design_args, files, world  # noqa: F401  (fixtures)
@@ -120,3 +120,19 @@ def test_a_file_in_place_of_the_study_is_refused(files, tmp_path, capsys) -> Non
     (tmp_path / "study").write_text("not a folder")
     assert main(design_args(files, tmp_path / "study", "--budget", "40")) == 2
     assert f"{tmp_path / 'study'} is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("keyword", "value", "message"), [
+    ("n_boot", 0, r"n_boot must be an integer >= 1, got 0"),
+    ("n_boot", -5, r"n_boot must be an integer >= 1, got -5"),
+    ("n_boot", 2.5, r"n_boot must be an integer >= 1, got 2.5"),
+    ("ci_level", 1.5, r"ci_level must lie in \(0, 1\), got 1.5"),
+    ("ci_level", 0.0, r"ci_level must lie in \(0, 1\), got 0.0"),
+    ("ci_level", float("nan"), r"ci_level must lie in \(0, 1\), got nan"),
+])
+def test_the_estimator_names_a_bad_interval_setting(small_design, keyword, value, message) -> None:
+    samples = small_design.samples
+    ratings = pd.DataFrame({"task": samples["task"].astype(str), "input": samples["input_id"], "rater": "r0",
+                            "label": (samples["activation"] > samples["activation"].median()).astype(int)})
+    with pytest.raises(ValueError, match=message):
+        estimate_correlations(small_design, ratings, method="majority", **{keyword: value})
