@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -241,22 +242,25 @@ def save_lm(model: GPT2LMHeadModel, directory: str | os.PathLike, *, vocabulary:
             report: Mapping[str, Any] | None = None) -> Path:
     """Write ``model`` (``save_pretrained``), its tokenizer and training report into ``directory``, atomically.
 
-    Everything is written into a sibling staging directory (:func:`neuroneval.io.staging_directory`: mode
-    ``0o777`` less the umask, like any other output folder) that then replaces ``directory``
-    (:func:`neuroneval.io.swap_directory`), so a failed save leaves any previous model untouched.
+    Everything is written into a temporary sibling directory that then replaces ``directory`` with the modes of
+    any other output (:func:`neuroneval.io.swap_directory`; safetensors alone writes ``0o600`` files in a
+    ``0o700`` folder), so a failed save leaves any previous model untouched.
     """
-    from neuroneval.io import staging_directory, swap_directory
+    from neuroneval.io import swap_directory
 
-    staging = staging_directory(directory)
+    target = Path(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         model.save_pretrained(staging)
         if vocabulary is not None:
             word_level_tokenizer(vocabulary).save_pretrained(staging)
         if report is not None:
             (staging / REPORT_FILE).write_text(json.dumps(dict(report), indent=2, sort_keys=True) + "\n")
-        return swap_directory(staging, directory)
+        swap_directory(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def load_lm(directory: str | os.PathLike) -> GPT2LMHeadModel:
