@@ -57,3 +57,13 @@ def test_good_values_parse(flag, value, parsed) -> None:
 
     arguments = build_parser().parse_args([*SCORE, flag, value])
     assert getattr(arguments, flag.lstrip("-")) == parsed and type(getattr(arguments, flag.lstrip("-"))) is type(parsed)
+
+
+@pytest.mark.parametrize(("method", "option", "names"), [
+    ("compexp", "max_length=-1", "max_length"), ("compexp", "beam_size=0", "beam_size"),
+    ("netdissect", "alpha=1.5", "alpha"), ("random", "seed=-3", "seed"), ("compexp", "no_such_key=1", "no_such_key")])
+def test_a_bad_explain_option_is_named_before_any_table_is_read(method, option, names, tmp_path, capsys) -> None:
+    code = main(["explain", "--method", method, "--option", option, "--activations", str(tmp_path / "none.parquet"),
+                 "--concepts", str(tmp_path / "none.parquet"), "--out", str(tmp_path / "out.csv")])
+    error = capsys.readouterr().err
+    assert code == 2 and "--option: " in error and names in error and "none.parquet" not in error, error

@@ -298,11 +298,16 @@ def _explain(arguments: argparse.Namespace) -> None:
 
     if arguments.method not in (*METHODS, "random"):
         raise ValueError(f"unknown explanation method {arguments.method!r}; known: {[*METHODS, 'random']}")
+    options = dict(method_option(text) for text in arguments.option)
+    options_class = RandomOptions if arguments.method == "random" else METHODS[arguments.method].options
+    try:
+        options_class.from_params(options)
+    except ValueError as error:
+        raise ValueError(f"--option: {error}") from None
     activations, _ = io.read_activation_table(arguments.activations)
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
-    options = dict(method_option(text) for text in arguments.option)
     if arguments.method == "random":
         units = [column for column in activations.columns if column != io.ID_COLUMN]
         names = [column for column in concepts.columns if column != io.ID_COLUMN]
