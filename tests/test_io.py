@@ -1,6 +1,7 @@
 """The table contract of docs/design.md §2.1: every bad input is a clear error, nothing half-written is left."""
 
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,20 @@ def test_write_torch_gives_the_same_bytes_for_the_same_payload(tmp_path: Path) -
     assert torch.equal(loaded["state_dict"]["weight"], payload["state_dict"]["weight"])
     assert loaded["names"] == ["a", "b"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["one.pt", "two.pt"]  # no temporary left behind
+
+
+def test_swap_directory_replaces_a_folder_whole_with_plain_modes(tmp_path) -> None:
+    target = tmp_path / "out"
+    old = io.staging_directory(target)
+    (old / "stale.txt").write_text("old")
+    assert io.swap_directory(old, target) == target
+    new = io.staging_directory(target)
+    (new / "sub").mkdir()
+    (new / "sub" / "model.bin").write_bytes(b"new")
+    os.chmod(new / "sub" / "model.bin", 0o600)
+    io.swap_directory(new, target)
+    umask = io.current_umask()
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == ["sub", "sub/model.bin"]
+    assert {(p.is_dir(), stat.S_IMODE(p.stat().st_mode)) for p in [target, *target.rglob("*")]} == {
+        (True, 0o777 & ~umask), (False, 0o666 & ~umask)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -71,13 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--activations", required=True, help="activation table")
     score.add_argument("--concepts", required=True, help="concept table")
     score.add_argument("--out", required=True, help="output CSV: unit,concept,score")
-    score.add_argument("--alpha", type=float, help="top-alpha fraction for binarising activations")
-    score.add_argument("--lam", type=float, help="WPMI lambda")
+    score.add_argument("--alpha", type=fraction_up_to_one,
+                       help="top-alpha fraction for binarising activations, in (0, 1]")
+    score.add_argument("--lam", type=finite_float, help="WPMI lambda")
     score.add_argument("--top-alpha", dest="top_alpha", choices=["at_least_kth", "exactly_k"],
                        help="top-alpha rule: every input >= the k-th largest (default, the authors' code) or "
                             "exactly k inputs")
     score.add_argument("--ties", choices=TIES, default=TIES[0])
-    score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--seed", type=nonnegative_int, default=0)
     score.add_argument("--memory-budget", dest="memory_budget", type=memory_budget, default="auto",
                        help="working memory beyond the inputs: bytes with an optional K/M/G suffix (e.g. 2G), "
                             "'auto' (default: the inputs' float32 size, at least 256M) or 'unbounded' (fastest "
@@ -104,18 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
     design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations; "
                         "guides sampling (Eq. 4) and is the Bayes prior at ingestion")
     design.add_argument("--pairs", required=True, help="CSV with columns unit,explanation (extra columns kept)")
-    design.add_argument("--budget", type=int, required=True,
+    design.add_argument("--budget", type=positive_int, required=True,
                         help="ratings per pair = inputs drawn x raters per input (paper: 180 = 90 x 2)")
-    design.add_argument("--raters", type=int, default=2, help="raters per input (default 2)")
+    design.add_argument("--raters", type=positive_int, default=2, help="raters per input (default 2)")
     design.add_argument("--out", required=True, help="study directory to write")
     design.add_argument("--world", help="vision world directory whose images the pages show (default: input ids)")
     design.add_argument("--sampling", choices=["pseudo", "activation", "uniform"], default=None,
                         help="sampling distribution (default: pseudo with --concepts, else activation)")
-    design.add_argument("--epsilon", type=float, default=0.001, help="epsilon of the sampling distribution")
-    design.add_argument("--inputs-per-task", type=int, default=15, help="inputs shown per task (default 15)")
-    design.add_argument("--tasks-per-batch", type=int, default=20, help="tasks per HTML page (default 20)")
+    design.add_argument("--epsilon", type=positive_float, default=0.001, help="epsilon of the sampling distribution")
+    design.add_argument("--inputs-per-task", type=positive_int, default=15, help="inputs shown per task (default 15)")
+    design.add_argument("--tasks-per-batch", type=positive_int, default=20, help="tasks per HTML page (default 20)")
     design.add_argument("--title", default="Concept rating", help="title of the pages")
-    design.add_argument("--seed", type=int, default=0)
+    design.add_argument("--seed", type=nonnegative_int, default=0)
 
     ingest = crowd_commands.add_parser("ingest", help="estimate each pair's correlation from a ratings CSV")
     ingest.add_argument("--study", required=True, help="study directory written by 'crowd design'")
@@ -125,12 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="aggregation (default: bayes_pseudo when the design has priors, else bayes_uniform)")
     ingest.add_argument("--interval", choices=["bootstrap", "posterior", "both"], default="bootstrap",
                         help="bootstrap over the inputs, posterior over the labels, or both")
-    ingest.add_argument("--rater-error", type=float, default=0.13, help="rater error rate eta of the Bayes methods")
-    ingest.add_argument("--uniform-prior", type=float, default=0.01, help="prior of bayes_uniform")
-    ingest.add_argument("--n-boot", type=int, default=2000, help="replicates of the interval")
-    ingest.add_argument("--ci-level", type=float, default=0.95, help="coverage of the interval")
+    ingest.add_argument("--rater-error", type=fraction_below_one, default=0.13,
+                        help="rater error rate eta of the Bayes methods, in [0, 1)")
+    ingest.add_argument("--uniform-prior", type=fraction_open, default=0.01, help="prior of bayes_uniform, in (0, 1)")
+    ingest.add_argument("--n-boot", type=positive_int, default=2000, help="replicates of the interval (>= 1)")
+    ingest.add_argument("--ci-level", type=fraction_open, default=0.95, help="coverage of the interval, in (0, 1)")
     ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
-    ingest.add_argument("--seed", type=int, default=0)
+    ingest.add_argument("--seed", type=nonnegative_int, default=0)
     return parser
 
 
@@ -146,6 +148,69 @@ def memory_budget(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected 'auto', 'unbounded' or bytes such as 536870912, 512M or 2G; "
                                          f"got {text!r}")
     return int(number) * _UNITS[unit]
+
+
+def _number(text: str, *, integer: bool, low: float | None = None, high: float | None = None,
+            low_open: bool = False, high_open: bool = False) -> int | float:
+    """``text`` read as an int (``integer``) or a finite float within the bounds, else ``ArgumentTypeError``
+    saying what was expected; argparse prefixes the flag (``argument --n-boot: must be an integer >= 1, got '0'``)."""
+    import math
+
+    if integer:
+        kind = "an integer"
+    else:
+        kind = "a number" if low is not None and high is not None else "a finite number"
+    if low is not None and high is not None:
+        expected = f"{kind} in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    elif low is not None:
+        expected = f"{kind} {'>' if low_open else '>='} {low:g}"
+    else:
+        expected = kind
+    try:
+        value: int | float = int(text) if integer else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}") from None
+    inside = math.isfinite(value) and not (
+        low is not None and (value <= low if low_open else value < low)) and not (
+        high is not None and (value >= high if high_open else value > high))
+    if not inside:
+        raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer flag >= 1 (``--n-boot``, ``--budget``, ``--raters``, ``--inputs-per-task`` …)."""
+    return int(_number(text, integer=True, low=1))
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer flag >= 0 (``--seed``)."""
+    return int(_number(text, integer=True, low=0))
+
+
+def finite_float(text: str) -> float:
+    """A finite number (``--lam``)."""
+    return float(_number(text, integer=False))
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (``--epsilon``)."""
+    return float(_number(text, integer=False, low=0, low_open=True))
+
+
+def fraction_open(text: str) -> float:
+    """A number in (0, 1) (``--ci-level``, ``--uniform-prior``)."""
+    return float(_number(text, integer=False, low=0, high=1, low_open=True, high_open=True))
+
+
+def fraction_up_to_one(text: str) -> float:
+    """A number in (0, 1] (``--alpha``)."""
+    return float(_number(text, integer=False, low=0, high=1, low_open=True))
+
+
+def fraction_below_one(text: str) -> float:
+    """A number in [0, 1) (``--rater-error``)."""
+    return float(_number(text, integer=False, low=0, high=1, high_open=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,11 +298,16 @@ def _explain(arguments: argparse.Namespace) -> None:
 
     if arguments.method not in (*METHODS, "random"):
         raise ValueError(f"unknown explanation method {arguments.method!r}; known: {[*METHODS, 'random']}")
+    options = dict(method_option(text) for text in arguments.option)
+    options_class = RandomOptions if arguments.method == "random" else METHODS[arguments.method].options
+    try:
+        options_class.from_params(options)
+    except ValueError as error:
+        raise ValueError(f"--option: {error}") from None
     activations, _ = io.read_activation_table(arguments.activations)
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
-    options = dict(method_option(text) for text in arguments.option)
     if arguments.method == "random":
         units = [column for column in activations.columns if column != io.ID_COLUMN]
         names = [column for column in concepts.columns if column != io.ID_COLUMN]
@@ -261,8 +331,6 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
     from neuroneval.crowd import design_study_files
     from neuroneval.crowd.design import DesignOptions
 
-    if arguments.raters < 1:
-        raise ValueError(f"--raters must be >= 1, got {arguments.raters}")
     n_draws = arguments.budget // arguments.raters
     if n_draws < 2:
         raise ValueError(f"--budget {arguments.budget} with {arguments.raters} rater(s) per input leaves "

@@ -95,6 +95,42 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def staging_directory(path: str | os.PathLike) -> Path:
+    """A new, empty sibling directory of ``path`` (``.<name>.<random>.partial``, private while it is filled) to
+    fill and then :func:`swap_directory` onto ``path``, which gives it the modes of any other output. The caller
+    removes it if filling fails (``shutil.rmtree(staging, ignore_errors=True)``).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+
+
+def swap_directory(staging: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Put the filled ``staging`` directory (:func:`staging_directory`) in place of ``path``.
+
+    Every file and folder in ``staging`` first gets the mode a plain write would give (``0o666``/``0o777`` less the
+    umask): libraries such as safetensors write private ``0o600`` files. An existing ``path`` is then renamed into
+    a private sibling, ``staging`` is renamed onto ``path``, and only then is the old version deleted: readers see
+    the old folder or the new one, never a mix of the two, and no file of the old version survives in the new
+    one. Returns ``path``.
+    """
+    target, umask = Path(path), current_umask()
+    for folder, _, files in os.walk(staging):
+        os.chmod(folder, 0o777 & ~umask)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o666 & ~umask)
+    if not (target.exists() or target.is_symlink()):
+        os.replace(staging, target)
+        return target
+    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    try:
+        os.replace(target, retired / target.name)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(retired, ignore_errors=True)
+    return target
+
+
 def validate_table(frame: pd.DataFrame, *, source: str, kind: str = "activation") -> pd.DataFrame:
     """Check ``frame`` against the table contract and return a normalised copy.
 

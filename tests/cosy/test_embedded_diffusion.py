@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from neuroneval.cosy.embedded_diffusion import (
     train_embedded_diffusion,
 )
 from neuroneval.cosy.options import EmbeddedTrainingOptions
+from neuroneval.io import current_umask
 from neuroneval.models.clip import load_clip, save_clip, train_clip
 from neuroneval.models.training import TrainingOptions
 from neuroneval.options import OptionsError
@@ -74,6 +76,10 @@ def test_training_writes_a_self_contained_checkpoint(trained: dict) -> None:
     # the CLIP text tower is copied byte for byte, not referenced
     assert (checkpoint / TEXT_ENCODER_DIR / CLIP_FILE).read_bytes() == trained["clip"].read_bytes()
     assert not list(checkpoint.parent.glob(".checkpoint.*"))
+    # every folder and file has the mode a plain mkdir/open gives (safetensors alone would write 0o600)
+    umask = current_umask()
+    modes = {(path.is_dir(), stat.S_IMODE(path.stat().st_mode)) for path in [checkpoint, *checkpoint.rglob("*")]}
+    assert modes == {(True, 0o777 & ~umask), (False, 0o666 & ~umask)}
 
 
 def test_training_is_deterministic(trained: dict, tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """Tiny GPT-2-style language models: training lowers the loss, saving and reloading offline keeps the logits."""
 
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +64,7 @@ def test_save_load_round_trip_gives_identical_logits(tiny_lm, probe_world: TextW
     save_lm(other, directory.parent / "other")
     save_lm(other, directory.parent / "other")
     assert load_training_report(directory.parent / "other") == {}
-    assert not list(directory.parent.glob(".*.tmp"))
+    assert not list(directory.parent.glob(".*"))
 
 
 def test_untied_model_trains_its_own_output_layer_and_reloads_untied(train_world: TextWorld, tmp_path: Path) -> None:
@@ -136,3 +138,22 @@ def test_tiny_lm_beats_untrained_and_unigram_is_exact_on_uniform_counts(tiny_lm,
         train_lm(np.array([0, 1, 12, 3] * 20), 10, size="tiny", context_length=CONTEXT)
     with pytest.raises(ValueError, match="size must be one of"):
         build_lm(10, size="huge")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_a_saved_model_folder_has_the_modes_of_any_other_output(tmp_path: Path, umask: int) -> None:
+    model = build_lm(12, size="tiny", context_length=CONTEXT, seed=0)
+    previous = os.umask(umask)
+    try:
+        directory = save_lm(model, tmp_path / "lm", vocabulary=["<eos>", "<unk>", *map(str, range(10))],
+                            report={"steps": 1})
+        save_lm(model, tmp_path / "lm")
+        plain_folder, plain_file = tmp_path / "plain", tmp_path / "plain.txt"
+        plain_folder.mkdir()
+        plain_file.write_text("x")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(directory.stat().st_mode) == stat.S_IMODE(plain_folder.stat().st_mode) == 0o777 & ~umask
+    modes = {stat.S_IMODE(path.stat().st_mode) for path in directory.iterdir()}
+    assert modes == {stat.S_IMODE(plain_file.stat().st_mode)} == {0o666 & ~umask}
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["lm", "plain", "plain.txt"]

@@ -52,9 +52,7 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -68,7 +66,7 @@ from open_clip.transformer import text_global_pool
 from neuroneval.cosy.image_generator import check_request
 from neuroneval.cosy.options import EmbeddedTrainingOptions
 from neuroneval.cosy.prompts import TEMPLATES
-from neuroneval.io import write_json
+from neuroneval.io import staging_directory, swap_directory, write_json
 from neuroneval.models.clip import CaptionTokenizer, load_clip
 from neuroneval.models.training import fit
 from neuroneval.progress import progress_bar
@@ -203,21 +201,14 @@ def unit_range_to_images(samples: torch.Tensor) -> np.ndarray:
 
 @contextlib.contextmanager
 def _atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a temporary sibling directory; it replaces ``target`` only if the block succeeds, else is removed."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    """Yield a staging sibling directory; it replaces ``target`` with the modes of any other output only if the
+    block succeeds, else is removed (:func:`neuroneval.io.staging_directory`, :func:`neuroneval.io.swap_directory`)."""
+    staging = staging_directory(target)
     try:
         yield staging
-        if target.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, retired / target.name)
-            os.replace(staging, target)
-            shutil.rmtree(retired)
-        else:
-            os.replace(staging, target)
+        swap_directory(staging, target)
     finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def checkpoint_sha256(checkpoint_dir: str | Path) -> str:

@@ -205,9 +205,9 @@ def estimate_correlations(
     interval
         ``"bootstrap"`` (over the draws), ``"posterior"`` (over the posterior labels) or ``"both"``.
     n_boot
-        Replicates of the interval (default 2000).
+        Replicates of the interval, an integer >= 1 (default 2000).
     ci_level
-        Coverage of the percentile interval (default 0.95).
+        Coverage of the percentile interval, in (0, 1) (default 0.95).
     ddof
         Delta degrees of freedom of Eq. 5–6 (default 1).
     allow_missing
@@ -223,6 +223,10 @@ def estimate_correlations(
     """
     if interval not in INTERVALS:
         raise ValueError(f"unknown interval {interval!r}; expected one of {INTERVALS}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
+        raise ValueError(f"n_boot must be an integer >= 1, got {n_boot!r}")
+    if not 0 < ci_level < 1:
+        raise ValueError(f"ci_level must lie in (0, 1), got {ci_level!r}")
     if interval != "bootstrap" and not method.startswith("bayes"):
         raise ValueError(f"interval {interval!r} needs a Bayes aggregation method, got {method!r}")
     counted = rating_counts(design, ratings, allow_missing=allow_missing)

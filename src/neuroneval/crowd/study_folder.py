@@ -15,6 +15,10 @@ A study directory (:func:`write_study`) holds:
 :func:`design_study_files` is the file-level entry point: it reads and checks the activation table, the pairs
 (:func:`read_pairs`) and the optional pseudo-label table and media, designs the study
 (:func:`~neuroneval.crowd.design.design_study`) and writes its folder (:func:`write_study`).
+
+:func:`write_study` replaces a previous study in the same folder whole (nothing of the old design, such as its
+extra pages, survives) and refuses a folder holding anything else (:func:`check_study_folder`);
+:func:`read_design` checks the numbers of ``samples.csv`` (:func:`check_samples`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,29 @@ from neuroneval.crowd.design import SAMPLE_COLUMNS, DesignOptions, StudyDesign, 
 from neuroneval.crowd.task_pages import render_batch_html
 
 
+def check_study_folder(directory: str | Path) -> None:
+    """Raise ``ValueError`` unless :func:`write_study` may replace ``directory``: it does not exist, is an empty
+    folder, or holds a study and nothing else (``design.json`` and only the files and pages a study has).
+
+    The message names the folder and the files that are not a study's (e.g. ratings saved into it), so a study
+    write never deletes anything a person put there.
+    """
+    import re
+
+    study_files = ("pairs.csv", "samples.csv", "tasks.csv", "design.json")  # and batch_<b>.html pages
+    target = Path(directory)
+    if not target.exists() and not target.is_symlink():
+        return
+    if not target.is_dir():
+        raise ValueError(f"{target} is not a folder; choose another study directory")
+    names = sorted(path.name for path in target.iterdir())
+    foreign = [name for name in names if name not in study_files and not re.fullmatch(r"batch_\d+\.html", name)]
+    if names and (foreign or "design.json" not in names):
+        held = foreign or ["no design.json"]
+        raise ValueError(f"{target} is not a neuroneval crowd study folder (it holds {held[:5]}); a new design "
+                         "replaces the whole folder, so choose another directory or move those files away")
+
+
 def write_study(
     design: StudyDesign,
     directory: str | Path,
@@ -40,12 +67,16 @@ def write_study(
 ) -> list[Path]:
     """Write ``pairs.csv``, ``samples.csv``, ``tasks.csv``, ``design.json`` and ``batch_<b>.html`` files.
 
+    The files are written into a staging folder that then replaces ``directory`` whole
+    (:func:`neuroneval.io.swap_directory`): a previous study there disappears with all its pages, and a failed
+    write leaves it untouched. A folder that holds anything but a study is refused (:func:`check_study_folder`).
+
     Parameters
     ----------
     design
         Output of :func:`~neuroneval.crowd.design.design_study`.
     directory
-        Target directory (created).
+        Target directory (created, or replaced when it holds a study).
     media
         Input id → uint8 image or text snippet, embedded in the pages (see
         :func:`~neuroneval.crowd.task_pages.render_batch_html`).
@@ -57,38 +88,78 @@ def write_study(
     Returns
     -------
     list of pathlib.Path
-        The written files.
+        The written files (in ``directory``).
     """
-    from neuroneval.io import atomic_path, write_csv
+    import shutil
+
+    from neuroneval.io import staging_directory, swap_directory, write_csv
 
     target = Path(directory)
-    target.mkdir(parents=True, exist_ok=True)
-    written = [
-        write_csv(target / "pairs.csv", design.pairs),
-        write_csv(target / "samples.csv", design.samples, float_format="%.17g"),
-        write_csv(target / "tasks.csv", design.tasks),
-    ]
-    for batch, batch_tasks in design.tasks.groupby("batch", sort=True):
-        path = target / f"batch_{int(batch):03d}.html"
-        with atomic_path(path) as tmp_path:
-            tmp_path.write_text(render_batch_html(batch_tasks, media=media, title=title), encoding="utf-8")
-        written.append(path)
-    summary = {
-        "pairs": len(design.pairs),
-        "tasks": len(design.tasks),
-        "distinct_inputs": len(design.samples),
-        "draws": int(design.samples["draws"].sum()),
-        **(info or {}),
+    check_study_folder(target)
+    staging = staging_directory(target)
+    try:
+        names = ["pairs.csv", "samples.csv", "tasks.csv"]
+        write_csv(staging / "pairs.csv", design.pairs)
+        write_csv(staging / "samples.csv", design.samples, float_format="%.17g")
+        write_csv(staging / "tasks.csv", design.tasks)
+        for batch, batch_tasks in design.tasks.groupby("batch", sort=True):
+            name = f"batch_{int(batch):03d}.html"
+            (staging / name).write_text(render_batch_html(batch_tasks, media=media, title=title), encoding="utf-8")
+            names.append(name)
+        summary = {
+            "pairs": len(design.pairs),
+            "tasks": len(design.tasks),
+            "distinct_inputs": len(design.samples),
+            "draws": int(design.samples["draws"].sum()),
+            **(info or {}),
+        }
+        (staging / "design.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        names.append("design.json")
+        swap_directory(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [target / name for name in names]
+
+
+def check_samples(samples: pd.DataFrame, source: str | Path) -> pd.DataFrame:
+    """``samples`` (read from ``source``, a study's ``samples.csv``) with its numbers checked and typed.
+
+    draws must be whole numbers ≥ 1, q and weight = 1/(n q) finite and > 0, activation finite, prior empty (no
+    pseudo-label) or in [0, 1]: a NaN weight would otherwise silently turn an estimate into 0.
+
+    Raises
+    ------
+    ValueError
+        Naming ``source``, the line (header = line 1), the column and the value of the first bad cell.
+    """
+    expectations = {
+        "draws": "a whole number >= 1",
+        "q": "a finite number > 0",
+        "weight": "a finite number > 0",
+        "activation": "a finite number",
+        "prior": "empty or a number in [0, 1]",
     }
-    meta_path = target / "design.json"
-    with atomic_path(meta_path) as tmp_path:
-        tmp_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    written.append(meta_path)
-    return written
+    checked = samples.copy()
+    for column, expected in expectations.items():
+        raw = samples[column]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            if column == "prior":
+                good = np.isnan(values) | ((values >= 0) & (values <= 1))
+            elif column == "draws":
+                good = np.isfinite(values) & (values >= 1) & (values == np.round(values))
+            else:
+                good = np.isfinite(values) & (values > 0 if column in ("q", "weight") else True)
+        good &= ~(np.isnan(values) & raw.notna().to_numpy())
+        if not good.all():
+            row = int(np.flatnonzero(~good)[0])
+            raise ValueError(f"{source}, line {row + 2}, column {column}: {raw.iloc[row]!r} is not {expected}")
+        checked[column] = values.astype(np.int64) if column == "draws" else values
+    return checked
 
 
 def read_design(directory: str | Path) -> StudyDesign:
-    """Read a study directory written by :func:`write_study`."""
+    """Read a study directory written by :func:`write_study`; ``samples.csv`` is checked by :func:`check_samples`."""
     source = Path(directory)
     try:
         pairs = pd.read_csv(source / "pairs.csv", dtype={"unit": str, "explanation": str})
@@ -99,7 +170,7 @@ def read_design(directory: str | Path) -> StudyDesign:
     missing = set(SAMPLE_COLUMNS) - set(samples.columns)
     if missing:
         raise ValueError(f"{source / 'samples.csv'} is missing column(s) {sorted(missing)}")
-    return StudyDesign(pairs=pairs, samples=samples, tasks=tasks)
+    return StudyDesign(pairs=pairs, samples=check_samples(samples, source / "samples.csv"), tasks=tasks)
 
 
 def read_media(path: str | Path, input_ids: np.ndarray) -> dict[int, object]:
@@ -246,6 +317,7 @@ def design_study_files(
 
     if media_path is not None and world_path is not None:
         raise ValueError("give media or a world directory for the pages, not both")
+    check_study_folder(directory)
     activations, _ = read_activation_table(activations_path)
     pseudo = None
     if pseudo_labels_path is not None:

@@ -20,12 +20,19 @@ The default workflow uses only the offline methods; these run only when a user p
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import http.client
+import ipaddress
 import json
 import os
+import random
 import re
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -47,22 +54,115 @@ class LLMError(RuntimeError):
     """The chat server failed, or its reply could not be parsed."""
 
 
+class LLMRequestError(LLMError):
+    """The request failed (unreachable server, HTTP error, refused redirect, deadline); the client has already
+    retried it where a retry can help, so :class:`LLMExplainer`/:class:`LLMSimulator` do not retry it again."""
+
+
 class ChatBackend(Protocol):
     """Anything that turns chat messages into the assistant's reply text."""
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str: ...
 
 
-class OpenAICompatibleChat:
-    """A client of ``POST <base_url>/v1/chat/completions`` (``base_url`` may already end in ``/v1``)."""
+#: HTTP statuses worth another attempt (rate limit, server-side failures); any other error status is final.
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Redirects the client follows, and only within the origin of ``base_url``: 307/308 keep a POST a POST.
+FOLLOWED_REDIRECTS = frozenset({307, 308})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+#: Exponential backoff before retry ``k`` (0-based): ``min(BACKOFF_CAP_S, BACKOFF_BASE_S·2^k)·(1 + u)/2``, u ~ U[0, 1).
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 30.0
+#: The longest ``Retry-After`` wait honoured; a server asking for more is retried after this long.
+RETRY_AFTER_CAP_S = 60.0
 
-    def __init__(self, options: LLMOptions | None = None) -> None:
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` names this machine: ``localhost`` (or a name under ``.localhost``), 127.0.0.0/8 or ::1."""
+    if not host:
+        return False
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def url_origin(url: str) -> tuple[str, str, int]:
+    """The origin of an http(s) URL: (scheme, lower-case host, port with the scheme's default filled in)."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def backoff_seconds(retry: int, uniform: float) -> float:
+    """The wait before retry ``retry`` (0-based) without ``Retry-After``: exponential backoff with jitter,
+    ``d·(1 + u)/2`` with ``d = min(BACKOFF_CAP_S, BACKOFF_BASE_S·2^retry)`` and ``u`` uniform in [0, 1), so the
+    waits grow 1, 2, 4 … s (capped at 30 s) and concurrent clients spread over the upper half of each step."""
+    return min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2.0 ** retry) * (1.0 + uniform) / 2.0
+
+
+def retry_after_seconds(value: str | None, *, date: str | None = None, now: float | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks for, capped at :data:`RETRY_AFTER_CAP_S` (``None`` when absent or
+    unreadable). Delay-seconds are read as they are; an HTTP date is read against the reply's ``Date`` header
+    when it has one (so the two clocks need not agree), else against ``now`` (Unix seconds)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return min(float(text), RETRY_AFTER_CAP_S)
+    try:
+        when = email.utils.parsedate_to_datetime(text).timestamp()
+        reference = email.utils.parsedate_to_datetime(date).timestamp() if date else now
+    except (TypeError, ValueError, IndexError):
+        return None
+    if reference is None:
+        return None
+    return min(max(when - reference, 0.0), RETRY_AFTER_CAP_S)
+
+
+class _Deadline(Exception):
+    """The whole-request deadline passed."""
+
+
+class OpenAICompatibleChat:
+    """A client of ``POST <base_url>/v1/chat/completions`` (``base_url`` may already end in ``/v1``).
+
+    Security and robustness (docs/explain.md §4):
+
+    * an API key (``LLMOptions.api_key_env``) is sent only over ``https://``, or over ``http://`` to a loopback
+      host (``localhost``, 127.0.0.0/8, ::1); anything else is refused when the client is built;
+    * redirects are never followed automatically: a 307/308 within the origin of ``base_url`` is followed (with
+      the key, the same POST); a redirect to another origin, or a 301/302/303 (which would turn the POST into a
+      GET), is an error naming the target, so neither the key nor the prompt ever leaves the configured server;
+    * a failed request is retried (at most ``LLMOptions.retries`` times) only on HTTP 429, 500, 502, 503, 504
+      and on a refused/reset connection, after :func:`retry_after_seconds` when the server sends
+      ``Retry-After``, else after :func:`backoff_seconds`; 400/401/403/404 and the like fail at once;
+    * ``LLMOptions.timeout_s`` is one deadline for the whole call: connecting, every read, and the waits and
+      attempts of the retries; a server that trickles its reply is cut off when it passes.
+
+    Environment proxies (``HTTPS_PROXY``) are not used. ``sleep``, ``clock`` (monotonic seconds), ``wall_clock``
+    (Unix seconds) and ``uniform`` (a U[0, 1) draw, the backoff's jitter) can be replaced, e.g. by tests.
+    """
+
+    def __init__(self, options: LLMOptions | None = None, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, wall_clock: Callable[[], float] = time.time,
+                 uniform: Callable[[], float] = random.random) -> None:
         self.options = options or LLMOptions()
         base = self.options.base_url.rstrip("/")
         self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+        self._sleep, self._clock, self._wall_clock, self._uniform = sleep, clock, wall_clock, uniform
+        scheme, host, _ = url_origin(self.url)
+        if self.options.api_key_env is not None and scheme != "https" and not is_loopback(host):
+            raise LLMError(f"LLMOptions.base_url {self.options.base_url!r} is plain http:// to a host that is not "
+                           f"loopback; the API key of {self.options.api_key_env} (LLMOptions.api_key_env) is sent "
+                           "only over https:// or to localhost/127.0.0.0/8/::1")
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.options.api_key_env is not None:
             key = os.environ.get(self.options.api_key_env)
             if not key:
@@ -71,18 +171,45 @@ class OpenAICompatibleChat:
         return headers
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str:
+        """The assistant's reply to ``messages``; :class:`LLMRequestError` when the request fails (after the
+        retries worth making) and :class:`LLMError` when the reply lacks ``choices[0].message.content``."""
+        deadline = self._clock() + self.options.timeout_s
+        headers = self._headers()
         body = json.dumps({"model": self.options.model, "messages": list(messages),
                            "temperature": self.options.temperature, "max_tokens": self.options.max_tokens})
-        request = urllib.request.Request(self.url, data=body.encode("utf-8"), headers=self._headers(), method="POST")
+        for retry in range(self.options.retries + 1):
+            try:
+                status, reply_headers, data = self._post(body.encode("utf-8"), headers, deadline)
+            except _Deadline:
+                raise LLMRequestError(
+                    f"{self.url} did not answer within {self.options.timeout_s} s (LLMOptions.timeout_s, one "
+                    "deadline over connecting, reading and retrying)") from None
+            except (ConnectionError, http.client.IncompleteRead, http.client.BadStatusLine) as error:
+                failure, wait = f"cannot reach {self.url}: {error!r}", backoff_seconds(retry, self._uniform())
+            except OSError as error:
+                raise LLMRequestError(f"cannot reach {self.url}: {error}") from error
+            else:
+                if 200 <= status < 300:
+                    return self._content(data)
+                failure = f"{self.url} answered HTTP {status}: {data[:300].decode('utf-8', 'replace')}"
+                if status not in RETRYABLE_STATUSES:
+                    raise LLMRequestError(failure)
+                asked = retry_after_seconds(reply_headers.get("Retry-After"), date=reply_headers.get("Date"),
+                                            now=self._wall_clock())
+                wait = backoff_seconds(retry, self._uniform()) if asked is None else asked
+            if retry == self.options.retries:
+                raise LLMRequestError(f"{failure} (attempt {retry + 1} of {self.options.retries + 1}, "
+                                      "LLMOptions.retries)")
+            if self._clock() + wait >= deadline:
+                raise LLMRequestError(f"{failure}; the next attempt, in {wait:.3g} s, would pass the "
+                                      f"{self.options.timeout_s} s deadline (LLMOptions.timeout_s)")
+            self._sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _content(self, data: bytes) -> str:
         try:
-            with urllib.request.urlopen(request, timeout=self.options.timeout_s) as response:
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as error:
-            detail = error.read().decode("utf-8", "replace")[:300]
-            raise LLMError(f"{self.url} answered HTTP {error.code}: {detail}") from error
-        except (urllib.error.URLError, TimeoutError, OSError) as error:
-            raise LLMError(f"cannot reach {self.url}: {error}") from error
-        except json.JSONDecodeError as error:
+            payload = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise LLMError(f"{self.url} did not answer JSON: {error}") from error
         try:
             content = payload["choices"][0]["message"]["content"]
@@ -91,6 +218,63 @@ class OpenAICompatibleChat:
         if not isinstance(content, str):
             raise LLMError(f"{self.url} answered a non-text message content: {content!r}")
         return content
+
+    def _post(self, body: bytes, headers: dict[str, str], deadline: float) -> tuple[int, Any, bytes]:
+        """One attempt: POST to :attr:`url`, following same-origin 307/308 redirects; (status, headers, body)."""
+        url = self.url
+        for _ in range(MAX_REDIRECTS + 1):
+            status, reply_headers, data = self._exchange(url, body, headers, deadline)
+            if status not in REDIRECT_STATUSES:
+                return status, reply_headers, data
+            location = reply_headers.get("Location")
+            if not location:
+                raise LLMRequestError(f"{url} answered HTTP {status} without a Location")
+            target = urllib.parse.urljoin(url, location)
+            if url_origin(target) != url_origin(self.url):
+                raise LLMRequestError(
+                    f"{url} redirects (HTTP {status}) to {target}, another origin; not followed, so the API key and "
+                    "the prompt stay with LLMOptions.base_url: point base_url at the server that answers")
+            if status not in FOLLOWED_REDIRECTS:
+                raise LLMRequestError(f"{url} redirects (HTTP {status}) to {target}; only 307/308 redirects keep "
+                                      "the POST, point LLMOptions.base_url at the server that answers")
+            url = target
+        raise LLMRequestError(f"{self.url}: more than {MAX_REDIRECTS} redirects")
+
+    def _exchange(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> tuple[int, Any, bytes]:
+        """One HTTP exchange that ends by ``deadline``: a watchdog shuts the socket down when it passes."""
+        remaining = deadline - self._clock()
+        if remaining <= 0:
+            raise _Deadline
+        parts = urllib.parse.urlsplit(url)
+        connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        connection = connection_type(parts.hostname or "", parts.port, timeout=remaining)
+        watchdog = threading.Timer(remaining, _shut_down, args=(connection,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            connection.request("POST", path, body=body, headers=headers)
+            response = connection.getresponse()
+            chunks = []
+            while chunk := response.read1(1 << 16):
+                chunks.append(chunk)
+                if self._clock() >= deadline:
+                    raise _Deadline
+            return response.status, response.headers, b"".join(chunks)
+        except (OSError, http.client.HTTPException):
+            if self._clock() >= deadline or watchdog.finished.is_set():
+                raise _Deadline from None
+            raise
+        finally:
+            watchdog.cancel()
+            connection.close()
+
+
+def _shut_down(connection: http.client.HTTPConnection) -> None:
+    """Wake a read blocked on ``connection``'s socket (the deadline passed)."""
+    if connection.sock is not None:
+        with contextlib.suppress(OSError):
+            connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 def scale_to_ten(values: np.ndarray) -> np.ndarray:
@@ -145,10 +329,14 @@ def parse_predictions(reply: str, n: int) -> np.ndarray:
 
 
 def _with_retries(options: LLMOptions, attempt: Any, *args: Any) -> Any:
+    """``attempt(*args)``, asked again up to ``options.retries`` times when its reply cannot be parsed; a failed
+    request (:class:`LLMRequestError`) is final here, since the client already retried what was worth it."""
     last: LLMError | None = None
     for _ in range(options.retries + 1):
         try:
             return attempt(*args)
+        except LLMRequestError:
+            raise
         except LLMError as error:
             last = error
     assert last is not None

@@ -242,9 +242,12 @@ def save_lm(model: GPT2LMHeadModel, directory: str | os.PathLike, *, vocabulary:
             report: Mapping[str, Any] | None = None) -> Path:
     """Write ``model`` (``save_pretrained``), its tokenizer and training report into ``directory``, atomically.
 
-    Everything is written into a temporary sibling directory that then replaces ``directory``, so a failed
-    save leaves any previous model untouched.
+    Everything is written into a temporary sibling directory that then replaces ``directory`` with the modes of
+    any other output (:func:`neuroneval.io.swap_directory`; safetensors alone writes ``0o600`` files in a
+    ``0o700`` folder), so a failed save leaves any previous model untouched.
     """
+    from neuroneval.io import swap_directory
+
     target = Path(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -254,12 +257,9 @@ def save_lm(model: GPT2LMHeadModel, directory: str | os.PathLike, *, vocabulary:
             word_level_tokenizer(vocabulary).save_pretrained(staging)
         if report is not None:
             (staging / REPORT_FILE).write_text(json.dumps(dict(report), indent=2, sort_keys=True) + "\n")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
+        swap_directory(staging, target)
     finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
