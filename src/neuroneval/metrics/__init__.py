@@ -29,6 +29,7 @@ benchmarks compare against them). See ``help(neuroneval.metrics.score)`` for eve
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +53,16 @@ from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, M
 __all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricOptions", "MetricSpec",
            "NeuronEvalWarning", "TopAlphaAndRandomOptions", "TopAlphaOptions", "TopAlphaRule", "TopAndRandomOptions",
            "WpmiAndRandomOptions", "WpmiOptions", "get_spec", "options_for", "score", "score_grid", "score_pairs",
-           "score_units"]
+           "score_table", "score_table_chunks", "score_units"]
+
+#: Public names whose module is imported on first use (PEP 562), since it imports pandas: name → module.
+LAZY_NAMES = {"score_table": "neuroneval.metrics.table", "score_table_chunks": "neuroneval.metrics.table"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY_NAMES:
+        return getattr(importlib.import_module(LAZY_NAMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def options_for(metric: str, options: MetricOptions | None = None, **params: Any) -> MetricOptions:
