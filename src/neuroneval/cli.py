@@ -199,8 +199,8 @@ def _score(arguments: argparse.Namespace) -> None:
     given = {name: value for name in ("alpha", "lam", "top_alpha") if (value := getattr(arguments, name)) is not None}
     unused = sorted(name for name in given if not any(name in get_spec(metric).params for metric in names))
     if unused:
-        taker = f"metric {names[0]!r}" if len(names) == 1 else f"none of the metrics {names}"
-        raise ValueError(f"{taker} takes no parameter(s) {unused}")
+        raise ValueError(f"metric {names[0]!r} takes no parameter(s) {unused}" if len(names) == 1
+                         else f"none of the metrics {names} takes parameter(s) {unused}")
     activations, _ = io.read_activation_table(arguments.activations)
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
