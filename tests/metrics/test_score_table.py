@@ -125,6 +125,8 @@ def test_arrays_are_labelled_by_position_and_ids_are_aligned() -> None:
                                   from_arrays["score"])
     with pytest.raises(ValueError, match="only in activations: 1"):
         score_table("iou", activations, concepts.iloc[1:])
+    with pytest.raises(ValueError, match="activations must be a 2-D"):
+        score_table("iou", np.zeros(5), np.zeros((5, 2)))
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -156,3 +158,12 @@ def test_writer_leaves_nothing_when_a_piece_fails(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="no rows to write"):
             write_tidy(tmp_path / f"s{suffix}", iter([]))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    import neuroneval.metrics.table as table_module
+
+    results = doctest.testmod(table_module, verbose=False)
+    assert results.attempted >= 3 and results.failed == 0

@@ -340,4 +340,12 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     >>> concepts = np.array([[1, 0, 1, 1], [0, 1, 1, 1], [1, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]])
     >>> score("iou", pet_neuron, concepts, alpha=0.5).round(2).tolist()  # dog, cat, pet, animal
     [[0.67, 0.33, 1.0, 0.5]]
+
+    Tables with ``input_id`` are matched by id, whatever their row order, and give a labelled result:
+
+    >>> import pandas as pd
+    >>> units = pd.DataFrame({{"input_id": [3, 1, 2, 0], "unit_a": [0.0, 2.0, 0.1, 3.0]}})
+    >>> labels = pd.DataFrame({{"input_id": [0, 1, 2, 3], "dog": [1.0, 1.0, 0, 0], "cat": [0.0, 0, 1, 1]}})
+    >>> score("iou", units, labels, alpha=0.5).loc["unit_a"].to_dict()
+    {{'dog': 1.0, 'cat': 0.0}}
     """

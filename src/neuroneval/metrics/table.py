@@ -28,6 +28,7 @@ from neuroneval.metrics.engine import GRID_PARAMS, run_grid
 from neuroneval.metrics.frames import align
 from neuroneval.metrics.metric_options import DEFAULTS, MetricOptions, WpmiAndRandomOptions, options_from_params
 from neuroneval.metrics.registry import METRICS, get_spec
+from neuroneval.metrics.validation import check_inputs
 
 #: Columns before the parameter columns, and the last column.
 KEY_COLUMNS = ("unit", "concept", "metric")
@@ -118,6 +119,8 @@ def score_table_chunks(metrics: str | Sequence[str], activations: Any, concepts:
     shared = options if options is not None else options_from_params("score_table", WpmiAndRandomOptions, params)
     inputs = align(activations, concepts)
     shapes = [np.shape(inputs.activations), np.shape(inputs.concepts)]
+    if len(shapes[0]) != 2 or len(shapes[1]) != 2:
+        check_inputs(inputs.activations, inputs.concepts)  # the engine's message for a malformed input
     n, n_units, n_concepts = shapes[0][0], shapes[0][1], shapes[1][1]
     if cache is None:
         budget = budget_bytes(shared.memory_budget, n, n_units, n_concepts)
