@@ -35,6 +35,10 @@ LIBRARY = {
         "def step_one(job):\n    from neuroneval.alpha import helper\n\n    return helper()\n\n\n"
         "def step_two(job):\n    from neuroneval.beta import other\n\n    return other()\n\n\n"
         "def not_a_step(value):\n    return value\n"),
+    "neuroneval/lazy/__init__.py": (
+        "import importlib\n\nLAZY_NAMES = {\"helper\": \"neuroneval.alpha\", \"other\": \"neuroneval.beta\"}\n\n\n"
+        "def __getattr__(name):\n    if name not in LAZY_NAMES:\n        raise AttributeError(name)\n"
+        "    return getattr(importlib.import_module(LAZY_NAMES[name]), name)\n"),
     "neuroneval/registry.py": (
         "def first():\n    return 1\n\n\ndef second():\n    return 2\n\n\n"
         "def lookup(name):\n    return globals()[name]()\n"),
@@ -46,6 +50,9 @@ SCRIPTS = {
     "script_chain.py": ("import neuroneval.pkg.engine as engine\nimport neuroneval\n\n"
                         "engine.score()\nneuroneval.io.read()\n"),
     "script_registry.py": "from neuroneval.registry import lookup\n\nlookup('first')\n",
+    "script_lazy.py": "from neuroneval.lazy import helper\n\nhelper()\n",
+    "script_lazy_attr.py": "import neuroneval.lazy\n\nneuroneval.lazy.other()\n",
+    "script_lazy_package.py": "import neuroneval.lazy\n",
     "script_getattr.py": "import sys\n\nfrom neuroneval import beta\n\ngetattr(beta, sys.argv[1])()\n",
 }
 
@@ -127,6 +134,21 @@ def test_re_exports_attribute_chains_relative_imports_and_dynamic_lookups(tree: 
     assert {("neuroneval.registry", "first"), ("neuroneval.registry", "second")} <= set(
         closure(tree, "script_registry.py").units)
     assert ("neuroneval.beta", "other") in closure(tree, "script_getattr.py").units
+
+
+def test_lazy_names_reach_only_the_module_that_serves_them(tree: Path) -> None:
+    served = {"script_lazy.py": ("neuroneval.alpha", "helper"), "script_lazy_attr.py": ("neuroneval.beta", "other")}
+    for script, (module, name) in served.items():
+        units = closure(tree, script).units
+        assert {(module, ""), (module, name), ("neuroneval.lazy", ""), ("neuroneval.lazy", "__getattr__")} <= set(units)
+        other = "neuroneval.beta" if module == "neuroneval.alpha" else "neuroneval.alpha"
+        assert (other, "") not in units and ("neuroneval.heavy", "") not in units, script
+    # importing the package runs neither its __getattr__ nor the modules behind it
+    assert set(closure(tree, "script_lazy_package.py").units) == {("script_lazy_package.py", ""),
+                                                                 ("neuroneval", ""), ("neuroneval.lazy", "")}
+    before, after = version_after(tree, "script_lazy.py", "neuroneval/lazy/__init__.py", "AttributeError(name)",
+                                  "AttributeError(name + '!')")
+    assert before != after  # the mechanism is code the script runs
 
 
 def test_a_rule_file_counts_by_its_import_lines_and_whole_modules_it_imports(tree: Path) -> None:

@@ -10,14 +10,15 @@ Check a table against the data contract::
 
     neuroneval validate data/activations/vision_probe/vision_cnn/softmax.parquet --kind activation
 
-Score every (unit, concept) pair of two tables with one metric and write a tidy CSV::
+Score every (unit, concept) pair of two tables with one or more metrics (``--metric iou,auc``, or ``all``) and
+write one tidy table, ``unit,concept,metric,<the metrics' parameters>,score`` (CSV, or Parquet for ``.parquet``)::
 
-    neuroneval score --metric iou --alpha 0.005 \
+    neuroneval score --metric iou,auc,correlation --alpha 0.005 \
         --activations data/activations/vision_probe/vision_cnn/softmax.parquet \
-        --concepts data/concepts/vision_probe/labels.parquet --out iou.csv
+        --concepts data/concepts/vision_probe/labels.parquet --out scores.csv
 
-It works within ``--memory-budget`` (default ``auto``: about the inputs' size; e.g. ``2G``) and shows a progress
-bar on stderr once it has run for 2 s (``--no-progress`` turns it off).
+It works within ``--memory-budget`` (default ``auto``: about the inputs' size; e.g. ``2G``), writing the table in
+pieces of that size, and shows a progress bar on stderr once it has run for 2 s (``--no-progress`` turns it off).
 
 Explain every unit of your own activation table with a method of ``neuroneval.explain`` (docs/explain.md) on
 your own concept table, written as ``explanations/<setting>/<method>.csv`` is (unit, explanation, length, kind,
@@ -47,7 +48,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from neuroneval import __version__, io
@@ -66,13 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("table", help="activation or concept table (file or directory of shards)")
     validate.add_argument("--kind", choices=["activation", "concept"], required=True)
 
-    score = commands.add_parser("score", help="score all (unit, concept) pairs with one metric")
-    score.add_argument("--metric", required=True, help="metric name, e.g. iou or hmean:auc+inverse_auc")
+    score = commands.add_parser("score", help="score all (unit, concept) pairs with one or more metrics")
+    score.add_argument("--metric", required=True,
+                       help="metric name(s), comma-separated (e.g. iou or iou,auc,hmean:auc+inverse_auc), or 'all'")
     score.add_argument("--activations", required=True, help="activation table")
     score.add_argument("--concepts", required=True, help="concept table")
-    score.add_argument("--out", required=True, help="output CSV: unit,concept,score")
+    score.add_argument("--out", required=True,
+                       help="tidy output: unit,concept,metric,<the metrics' parameters>,score as CSV, or Parquet "
+                            "when it ends in .parquet")
     score.add_argument("--alpha", type=fraction_up_to_one,
-                       help="top-alpha fraction for binarising activations, in (0, 1]")
+                       help="top-alpha fraction for binarising activations, in (0, 1] (metrics that take it)")
     score.add_argument("--lam", type=finite_float, help="WPMI lambda")
     score.add_argument("--top-alpha", dest="top_alpha", choices=["at_least_kth", "exactly_k"],
                        help="top-alpha rule: every input >= the k-th largest (default, the authors' code) or "
@@ -252,27 +255,24 @@ def _validate(table: str, kind: str) -> None:
 
 
 def _score(arguments: argparse.Namespace) -> None:
-    from neuroneval.metrics import options_for, score
+    from neuroneval.metrics import get_spec, score_table_chunks
+    from neuroneval.metrics.table import metric_names
+    from neuroneval.tidy_writer import write_tidy
 
-    given = {name: getattr(arguments, name) for name in ("alpha", "lam", "top_alpha")}
-    options = options_for(arguments.metric, ties=arguments.ties, seed=arguments.seed,
-                          memory_budget=arguments.memory_budget,
-                          **{name: value for name, value in given.items() if value is not None})
+    names = metric_names(arguments.metric)
+    given = {name: value for name in ("alpha", "lam", "top_alpha") if (value := getattr(arguments, name)) is not None}
+    unused = sorted(name for name in given if not any(name in get_spec(metric).params for metric in names))
+    if unused:
+        raise ValueError(f"metric {names[0]!r} takes no parameter(s) {unused}" if len(names) == 1
+                         else f"none of the metrics {names} takes parameter(s) {unused}")
     activations, _ = io.read_activation_table(arguments.activations)
     concepts, _ = io.read_concept_table(arguments.concepts)
     io.check_matching_ids(activations, concepts, first_source=arguments.activations,
                           second_source=arguments.concepts)
-    scores = score(arguments.metric, io.value_matrix(activations), io.value_matrix(concepts),
-                   progress=arguments.progress, options=options)
-    unit_names = [column for column in activations.columns if column != io.ID_COLUMN]
-    concept_names = [column for column in concepts.columns if column != io.ID_COLUMN]
-    tidy = pd.DataFrame({
-        "unit": np.repeat(unit_names, len(concept_names)),
-        "concept": np.tile(concept_names, len(unit_names)),
-        "score": scores.ravel(),
-    })
-    io.write_csv(arguments.out, tidy, float_format="%.8g")
-    print(f"wrote {len(tidy)} scores to {arguments.out}")
+    pieces = score_table_chunks(names, activations, concepts, progress=arguments.progress, ties=arguments.ties,
+                                seed=arguments.seed, memory_budget=arguments.memory_budget, **given)
+    rows = write_tidy(arguments.out, pieces, float_format="%.8g")
+    print(f"wrote {rows} scores ({len(names)} metric(s)) to {arguments.out}")
 
 
 def method_option(text: str) -> tuple[str, object]:

@@ -6,6 +6,13 @@ Public API (docs/design.md §3)::
     score_pairs(metric, activations, concepts, pairs, *, options=None) -> (m,) float64
     score_units(metric, activations, concepts, units, *, options=None) -> (len(units), C) float64
     score_grid(metric, activations, concepts, units, grid, *, options=None) -> [(len(units), C) float64, ...]
+    score_table(metrics, activations, concepts, *, options=None, grid=None) -> tidy DataFrame
+        (unit, concept, metric, <the metrics' parameters>, score); score_table_chunks yields it in pieces
+
+Inputs are arrays or DataFrames (docs/design.md §3.1, :mod:`neuroneval.metrics.frames`): frames with an
+``input_id`` column are matched by id (same ids in any order; different id sets are a ``ValueError`` naming them),
+never scoring ``input_id``; when either input is a DataFrame, the (units × concepts) results are DataFrames
+indexed by unit name with one column per concept name; arrays in, arrays out.
     METRICS: Mapping[str, MetricSpec]   one entry per metric: facts, kernel, per-pair reference, options class
     MetricOptions and its subclasses: the typed options (``METRICS[name].options``)
 
@@ -22,6 +29,7 @@ benchmarks compare against them). See ``help(neuroneval.metrics.score)`` for eve
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +39,7 @@ from neuroneval.metrics.binarize import TOP_ALPHA_RULES, TopAlphaRule
 from neuroneval.metrics.context import FeatureCache
 from neuroneval.metrics.edgecases import NeuronEvalWarning
 from neuroneval.metrics.engine import run, run_grid
+from neuroneval.metrics.frames import align, label
 from neuroneval.metrics.metric_options import (
     MetricOptions,
     TopAlphaAndRandomOptions,
@@ -44,7 +53,16 @@ from neuroneval.metrics.registry import COMBINATION_PREFIX, DEFAULTS, METRICS, M
 __all__ = ["DEFAULTS", "METRICS", "TOP_ALPHA_RULES", "FeatureCache", "MetricOptions", "MetricSpec",
            "NeuronEvalWarning", "TopAlphaAndRandomOptions", "TopAlphaOptions", "TopAlphaRule", "TopAndRandomOptions",
            "WpmiAndRandomOptions", "WpmiOptions", "get_spec", "options_for", "score", "score_grid", "score_pairs",
-           "score_units"]
+           "score_table", "score_table_chunks", "score_units"]
+
+#: Public names whose module is imported on first use (PEP 562), since it imports pandas: name → module.
+LAZY_NAMES = {"score_table": "neuroneval.metrics.table", "score_table_chunks": "neuroneval.metrics.table"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY_NAMES:
+        return getattr(importlib.import_module(LAZY_NAMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def options_for(metric: str, options: MetricOptions | None = None, **params: Any) -> MetricOptions:
@@ -58,10 +76,12 @@ top_alpha='at_least_kth', lam=1.0)
 
 
 def score(metric: str, activations: Any, concepts: Any, *, options: MetricOptions | None = None,
-          cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
+          cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> Any:
     """Score every (unit, concept) pair with one metric."""
-    return run(metric, activations, concepts, None, options_for(metric, options, **params), cache=cache,
-               progress=progress)
+    inputs = align(activations, concepts)
+    scores = run(metric, inputs.activations, inputs.concepts, None, options_for(metric, options, **params),
+                 cache=cache, progress=progress, cache_source=inputs.cache_source)
+    return label(scores, inputs)
 
 
 def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, units: Any = None,
@@ -72,9 +92,11 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, uni
     Parameters
     ----------
     metric, activations, concepts, options, **params
-        As for :func:`score` (same definitions, defaults and edge cases; same random samples for a seed).
+        As for :func:`score` (same definitions, defaults and edge cases; same random samples for a seed; frames
+        matched by ``input_id``).
     pairs : array of int, shape (m, 2)
-        Rows ``(k, t)``: column position of the unit in ``activations`` and of the concept in ``concepts``.
+        Rows ``(k, t)``: column position of the unit in ``activations`` and of the concept in ``concepts``
+        (positions among the value columns of a DataFrame, ``input_id`` not counted).
     units : 1-D array of int, optional
         The units whose features are prepared, a superset of the pairs' units (default: the pairs' units).
         Calls that pass the same ``units`` and one :class:`FeatureCache` as ``cache`` prepare them once.
@@ -83,7 +105,8 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, uni
     -------
     numpy.ndarray of float64, shape (m,)
         ``score(metric, activations, concepts, **params)[k, t]`` for each row, computed from the listed
-        units and concepts only (cost grows with m, not with K·C).
+        units and concepts only (cost grows with m, not with K·C). An array also for DataFrame inputs: the
+        rows of ``pairs`` label it.
 
     Examples
     --------
@@ -92,12 +115,13 @@ def score_pairs(metric: str, activations: Any, concepts: Any, pairs: Any, *, uni
     >>> score_pairs("iou", a, c, [[0, 0], [0, 1]], alpha=0.5).tolist()
     [1.0, 0.3333333333333333]
     """
-    return run(metric, activations, concepts, pairs, options_for(metric, options, **params), units=units,
-               cache=cache, progress=progress)
+    inputs = align(activations, concepts)
+    return run(metric, inputs.activations, inputs.concepts, pairs, options_for(metric, options, **params),
+               units=units, cache=cache, progress=progress, cache_source=inputs.cache_source)
 
 
 def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, options: MetricOptions | None = None,
-                cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> np.ndarray:
+                cache: FeatureCache | None = None, progress: bool = False, **params: Any) -> Any:
     """Score the listed units against every concept.
 
     Parameters
@@ -105,14 +129,15 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, opt
     metric, activations, concepts, options, **params
         As for :func:`score`.
     units : 1-D array of int
-        Column positions of distinct units in ``activations``, in any order.
+        Column positions of distinct units in ``activations`` (among a DataFrame's value columns), in any order.
 
     Returns
     -------
     numpy.ndarray of float64, shape (len(units), C)
         ``score(metric, activations, concepts, **params)[units]``, computed from the listed units only — the
         same batched kernels as :func:`score`, at a cost that grows with ``len(units)`` (meta-evaluation scores
-        a small validation set of units at every α of a grid).
+        a small validation set of units at every α of a grid). A DataFrame indexed by the listed units' names
+        when either input is a DataFrame (as for :func:`score`).
 
     Examples
     --------
@@ -122,13 +147,15 @@ def score_units(metric: str, activations: Any, concepts: Any, units: Any, *, opt
     >>> score_units("iou", a, c, [1], alpha=0.25).tolist()
     [[0.0]]
     """
-    return run(metric, activations, concepts, None, options_for(metric, options, **params), units=units,
-               cache=cache, progress=progress)
+    inputs = align(activations, concepts)
+    scores = run(metric, inputs.activations, inputs.concepts, None, options_for(metric, options, **params),
+                 units=units, cache=cache, progress=progress, cache_source=inputs.cache_source)
+    return label(scores, inputs, units)
 
 
 def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: Sequence[Mapping[str, float]], *,
                options: MetricOptions | None = None, cache: FeatureCache | None = None, progress: bool = False,
-               **params: Any) -> list[np.ndarray]:
+               **params: Any) -> list[Any]:
     """Score the listed units at every point of an α/λ grid, in one pass over the concepts.
 
     Parameters
@@ -143,7 +170,8 @@ def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: S
     Returns
     -------
     list of numpy.ndarray of float64, shape (len(units), C)
-        Element i equals ``score_units(metric, activations, concepts, units, **params, **grid[i])``. Concept-side
+        Element i equals ``score_units(metric, activations, concepts, units, **params, **grid[i])`` (a DataFrame
+        when either input is a DataFrame, as for :func:`score_units`). Concept-side
         features (binarized concepts, ranks, norms) are built once per concept block and shared by all points,
         so a grid of g points costs far less than g calls (paper 000 Sec. 5's hyperparameter search).
 
@@ -155,8 +183,11 @@ def score_grid(metric: str, activations: Any, concepts: Any, units: Any, grid: S
     >>> [s.tolist() for s in score_grid("iou", a, c, None, [{"alpha": 0.25}, {"alpha": 0.5}, {"alpha": 0.75}])]
     [[[0.5]], [[1.0]], [[0.6666666666666666]]]
     """
-    return run_grid(metric, activations, concepts, units, list(grid), options_for(metric, options, **params),
-                    cache=cache, progress=progress)
+    inputs = align(activations, concepts)
+    scores = run_grid(metric, inputs.activations, inputs.concepts, units, list(grid),
+                      options_for(metric, options, **params), cache=cache, progress=progress,
+                      cache_source=inputs.cache_source)
+    return [label(point_scores, inputs, units) for point_scores in scores]
 
 
 def _metric_lines() -> str:
@@ -176,9 +207,13 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
         A registered metric (below) or a harmonic-mean combination ``"{COMBINATION_PREFIX}m1+m2[+…]"``
         (000 App. E.6; e.g. ``"hmean:auc+inverse_auc"``). ``hmean:recall+precision`` equals ``f1``.
     activations : array or DataFrame, shape (n, K)
-        Unit activations ``a_k`` (one column per unit, one row per input); finite numbers.
+        Unit activations ``a_k`` (one column per unit, one row per input); finite numbers. A DataFrame may have an
+        ``input_id`` column (the data contract, docs/design.md §2.1): it is never scored.
     concepts : array or DataFrame, shape (n, C)
-        Concept activations ``c_t = P(t | x_i)`` (one column per concept), finite and in [0, 1].
+        Concept activations ``c_t = P(t | x_i)`` (one column per concept), finite and in [0, 1]. With
+        ``input_id`` columns on both sides, rows are matched by id (:mod:`neuroneval.metrics.frames`): the same ids
+        in any order give the result of both frames sorted by ``input_id``; different id sets are a
+        ``ValueError`` that names the ids found on one side only; ``input_id`` on one side only is an error.
 
     options : MetricOptions, optional
         The metric's typed options, ``METRICS[metric].options`` (:mod:`neuroneval.metrics.metric_options`), or any
@@ -250,8 +285,10 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
 
     Returns
     -------
-    numpy.ndarray of float64, shape (K, C)
-        ``s_M(a_k, c_t)``; for every metric a larger value means a better explanation.
+    numpy.ndarray of float64, shape (K, C), or DataFrame
+        ``s_M(a_k, c_t)``; for every metric a larger value means a better explanation. When either input is a
+        DataFrame, a DataFrame: index ``unit`` = the activations' column names, columns ``concept`` = the
+        concepts' column names (an array side is labelled 0…K−1 or 0…C−1). Arrays in, ndarray out.
 
     Notes
     -----
@@ -303,4 +340,12 @@ score.__doc__ = f"""Score every (unit, concept) pair with one metric: ``s_M(a_k,
     >>> concepts = np.array([[1, 0, 1, 1], [0, 1, 1, 1], [1, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]])
     >>> score("iou", pet_neuron, concepts, alpha=0.5).round(2).tolist()  # dog, cat, pet, animal
     [[0.67, 0.33, 1.0, 0.5]]
+
+    Tables with ``input_id`` are matched by id, whatever their row order, and give a labelled result:
+
+    >>> import pandas as pd
+    >>> units = pd.DataFrame({{"input_id": [3, 1, 2, 0], "unit_a": [0.0, 2.0, 0.1, 3.0]}})
+    >>> labels = pd.DataFrame({{"input_id": [0, 1, 2, 3], "dog": [1.0, 1.0, 0, 0], "cat": [0.0, 0, 1, 1]}})
+    >>> score("iou", units, labels, alpha=0.5).loc["unit_a"].to_dict()
+    {{'dog': 1.0, 'cat': 0.0}}
     """

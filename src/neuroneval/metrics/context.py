@@ -102,7 +102,8 @@ class FeatureCache:
     rows, top-α binarizations — before it meets a concept. Scoring many metrics on the same units (a
     meta-evaluation scores 18) repeats that work; passing one cache as ``cache=`` to each call shares it.
     Entries are keyed by the units, tie mode, seed and device; the least recently used are dropped first
-    when the cache would exceed ``max_bytes``. A cache belongs to one activations matrix (the same object);
+    when the cache would exceed ``max_bytes``. A cache belongs to one activations matrix: the same object passed
+    to every call (an array, or a DataFrame whatever copy of its values a call makes);
     the edge-case notes a feature raised are replayed when it is reused, so warnings do not change.
     """
 

@@ -63,7 +63,7 @@ def _blocks(rows: np.ndarray, size: int) -> list[np.ndarray]:
 
 def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, params_list: Sequence[Params],
                device: Any, notes: Notes, unit_rows: np.ndarray, cache: FeatureCache | None = None,
-               progress: bool = False) -> list[np.ndarray]:
+               progress: bool = False, cache_source: Any = None) -> list[np.ndarray]:
     """Scores (len(unit_rows), C) of the given units against every concept, one array per entry of
     ``params_list``, unit block by unit block and, within a block, concept chunk by concept chunk.
 
@@ -88,8 +88,8 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     with progress_bar(n_units * n_concepts * len(params_list), metric, enabled=progress) as bar:
         for positions in blocks:
             block_rows = unit_rows[positions]
-            shared_unit_cache: Any = {} if cache is None else cache.view(activations, _group(block_rows, params_list[0],
-                                                                                            be, device))
+            group = _group(block_rows, params_list[0], be, device)
+            shared_unit_cache: Any = {} if cache is None else cache.view(cache_source, group)
             for first in passes:
                 points = tuple(params_list[first:first + per_pass])
                 ctx = Context(be, points[0], notes, activations, concepts, block_rows,
@@ -115,7 +115,7 @@ def _group(unit_rows: np.ndarray, params: Params, be: Any, device: Any) -> tuple
 
 def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pairs: np.ndarray,
                   params: Params, device: Any, notes: Notes, units: np.ndarray | None = None,
-                  cache: FeatureCache | None = None, progress: bool = False) -> np.ndarray:
+                  cache: FeatureCache | None = None, progress: bool = False, cache_source: Any = None) -> np.ndarray:
     """Scores of the listed pairs, unit block by unit block (features prepared for ``units`` when given), and
     within a block in groups of pairs sorted by concept, sized by the memory budget."""
     be = get_backend(device)
@@ -141,7 +141,7 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
             ctx = Context(be, params, notes, activations, concepts, block_rows, (), chunking.work_elements,
                           concept_store)
             if cache is not None:
-                ctx.share(cache.view(activations, _group(block_rows, params, be, device)), ALPHA_FREE_UNIT_FEATURES)
+                ctx.share(cache.view(cache_source, _group(block_rows, params, be, device)), ALPHA_FREE_UNIT_FEATURES)
             per_pair = _elements_per_concept(metric, ctx, 1)
             step = params.chunk_size or max(1, chunking.work_elements // per_pair)
             by_concept = in_block[np.argsort(pairs[in_block, 1], kind="stable")]
@@ -163,12 +163,19 @@ def _harmonic_mean(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def run(metric: str, activations: Any, concepts: Any, pairs: Any, options: MetricOptions, *,
-        units: Any = None, cache: FeatureCache | None = None, progress: bool = False) -> np.ndarray:
+        units: Any = None, cache: FeatureCache | None = None, progress: bool = False,
+        cache_source: Any = None) -> np.ndarray:
     """Validate, then score all pairs (``pairs is None``; only the rows of ``units`` when given) or the listed
     ones (features prepared for ``units`` when given, a superset of the pairs' units); warnings once per call;
-    a progress bar when ``progress``. ``options`` are the metric's (:meth:`MetricSpec.make_options`)."""
+    a progress bar when ``progress``. ``options`` are the metric's (:meth:`MetricSpec.make_options`).
+
+    ``cache_source`` is the object a ``cache`` is bound to (:meth:`FeatureCache.view`; default ``activations``):
+    the activations the caller passed, the same object on every call, while ``activations`` may be a fresh
+    copy of it (a DataFrame's values, rows in ``input_id`` order)."""
+    source = activations if cache_source is None else cache_source
     if pairs is None:
-        return run_grid(metric, activations, concepts, units, [{}], options, cache=cache, progress=progress)[0]
+        return run_grid(metric, activations, concepts, units, [{}], options, cache=cache, progress=progress,
+                        cache_source=source)[0]
     spec: MetricSpec = get_spec(metric)
     options = spec.make_options(options)
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
@@ -179,15 +186,16 @@ def run(metric: str, activations: Any, concepts: Any, pairs: Any, options: Metri
         params, device = engine_params(restrict_options(get_spec(name).options, options))
         notes = Notes(name)
         parts.append(_listed_pairs(name, activation_matrix, concept_matrix, pairs, params, device, notes, unit_set,
-                                   cache, progress))
+                                   cache, progress, source))
         notes.emit(stacklevel=4)
     return parts[0] if len(parts) == 1 else _harmonic_mean(parts)
 
 
 def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: Sequence[Mapping[str, Any]],
              options: MetricOptions, *, cache: FeatureCache | None = None,
-             progress: bool = False) -> list[np.ndarray]:
+             progress: bool = False, cache_source: Any = None) -> list[np.ndarray]:
     """Scores of the rows ``units`` (all units when ``None``) at each point: ``options`` with the point's values.
+    ``cache_source`` as for :func:`run`.
 
     The points may set only ``alpha`` and ``lam``; everything else comes from ``options`` and is shared, which
     lets every point reuse one pass over the concepts (see :func:`_all_pairs`). Warnings once per call.
@@ -202,6 +210,7 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
             raise ValueError(f"grid points may set only {sorted(GRID_PARAMS)}; got {varying} (pass shared "
                              f"parameters once, outside the grid)")
     point_options = [with_point(spec.name, options, point) for point in points]
+    source = activations if cache_source is None else cache_source
     activation_matrix, concept_matrix = check_inputs(activations, concepts)
     unit_rows = (np.arange(activation_matrix.shape[1]) if units is None
                  else check_units(units, activation_matrix.shape[1]))
@@ -212,7 +221,7 @@ def run_grid(metric: str, activations: Any, concepts: Any, units: Any, points: S
         distinct = list(dict.fromkeys(params_list))  # a combination's part may ignore the grid's α or λ
         notes = Notes(name)
         scores = _all_pairs(name, activation_matrix, concept_matrix, distinct, device, notes, unit_rows, cache,
-                            progress)
+                            progress, source)
         parts.append([scores[distinct.index(params)] for params in params_list])
         notes.emit(stacklevel=4)
     if len(parts) == 1:

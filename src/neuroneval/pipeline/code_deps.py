@@ -13,6 +13,10 @@ definition by definition instead, with :mod:`ast` only (nothing is imported or r
 * functions looked up by a computed name are all reached: every function of a module that calls ``globals()``
   or ``vars()``, of a module read with ``getattr(module, name)``, and of the whole library for an
   ``importlib.import_module``/``__import__`` of a computed name.
+* lazy names (PEP 562): a module that assigns a dict literal of strings ``LAZY_NAMES = {"name": "a.module"}``
+  at its top level and defines ``__getattr__`` serves those names on first use. ``module.name`` or ``from module
+  import name`` then reaches ``name`` of ``a.module`` (as a re-export would) and the ``__getattr__`` function;
+  ``__getattr__`` is not top-level code, and its ``import_module(LAZY_NAMES[name])`` imports just that module.
 
 :attr:`Closure.version` hashes the abstract syntax tree (docstrings dropped unless the module reads ``__doc__``)
 of each reached piece, so comments, formatting and docstrings never change it and any change to code a script
@@ -43,6 +47,29 @@ _SCRIPT = re.compile(r'^\s*script:\s*\n?\s*"([^"]+)"', re.MULTILINE)
 _STEP = re.compile(r'step_version\(\s*"(\w+)"\s*\)')
 #: The target of a computed ``importlib.import_module(...)``: any module of the library.
 _ANYTHING = "*"
+#: The module-level mapping name → module of the lazy names a module's ``__getattr__`` serves (PEP 562).
+LAZY_NAMES = "LAZY_NAMES"
+_LAZY_GETATTR = "__getattr__"
+
+
+def _lazy_names(tree: ast.Module) -> dict[str, str]:
+    """The ``LAZY_NAMES = {"name": "module", ...}`` dict literal of a module's top level, if it has one and a
+    ``__getattr__``; else empty."""
+    has_getattr = any(isinstance(statement, ast.FunctionDef) and statement.name == _LAZY_GETATTR
+                      for statement in tree.body)
+    for statement in tree.body if has_getattr else ():
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id == LAZY_NAMES and isinstance(statement.value, ast.Dict):
+            pairs = list(zip(statement.value.keys, statement.value.values, strict=True))
+            if all(isinstance(node, ast.Constant) and isinstance(node.value, str) for pair in pairs for node in pair):
+                return {key.value: value.value for key, value in pairs}  # type: ignore[union-attr]
+    return {}
+
+
+def _is_lazy_names_lookup(argument: ast.AST | None) -> bool:
+    """``LAZY_NAMES[...]``, the argument of the ``import_module`` in a lazy ``__getattr__``."""
+    return isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name) and \
+        argument.value.id == LAZY_NAMES
 
 
 def _is_lazy_function(statement: ast.stmt) -> bool:
@@ -157,8 +184,10 @@ class _Source:
             tree = _DropDocstrings().visit(tree)
         self.top: list[ast.stmt] = []
         self.functions: dict[str, list[ast.stmt]] = {}
+        self.lazy_names = {} if whole else _lazy_names(tree)
         for statement in tree.body:
-            if _is_lazy_function(statement) and not whole:
+            if (_is_lazy_function(statement) or (self.lazy_names and isinstance(statement, ast.FunctionDef)
+                                                 and statement.name == _LAZY_GETATTR)) and not whole:
                 self.functions.setdefault(statement.name, []).append(statement)
             else:
                 self.top.append(statement)
@@ -279,6 +308,8 @@ class CodeIndex:
                 else:  # importlib.import_module(...) or __import__(...)
                     argument = node.args[0] if node.args else None
                     literal = isinstance(argument, ast.Constant) and isinstance(argument.value, str)
+                    if not literal and source.lazy_names and _is_lazy_names_lookup(argument):
+                        continue  # the module serving each name is reached with the name (_attr_nodes)
                     bound.setdefault(None, set()).add(_Target(argument.value if literal else _ANYTHING))
             source.imports[name] = bound
         return source.imports[name]
@@ -309,6 +340,9 @@ class CodeIndex:
             return nodes
         if attr in source.functions:
             nodes.append((source, attr))
+        if attr in source.lazy_names and attr not in source.functions:  # served by __getattr__ (PEP 562)
+            nodes.append((source, _LAZY_GETATTR))
+            nodes += self._attr_nodes(source.lazy_names[attr], attr, seen | {(module, attr)})
         for target in self.imports(source, "").get(attr, ()):  # re-exported: ``from .engine import score``
             nodes += self._target_nodes(target, seen | {(module, attr)})
         return nodes
