@@ -160,4 +160,6 @@ def _cosy_block(params_file: str | None) -> dict[str, Any]:
     params = yaml.safe_load(Path(params_file).read_text()) or {}
     if not isinstance(params, dict) or not isinstance(params.get("cosy", {}), dict):
         raise ValueError(f"--params {params_file}: expected a mapping with a cosy: block")
-    return dict(params.get("cosy") or {})
+    from neuroneval.cosy.user import USER_BLOCK
+
+    return {key: value for key, value in (params.get("cosy") or {}).items() if key != USER_BLOCK}

@@ -30,11 +30,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.options import Options, OptionsError, check_range
+from neuroneval.options import Options, OptionsError, check_choice, check_range, check_text
 
 #: Columns of the per-unit table (``results/cosy/user/<name>.csv``, ``neuroneval cosy --out``).
 USER_SCORE_COLUMNS = ["unit", "method", "explanation", "kind", "prompt", "auc", "mad", "u", "p_value",
                       "n_synthetic", "n_control"]
+#: The key of ``cosy:`` whose entries (:class:`CosyUserEntry`) only rule ``cosy_user`` reads; the workflow hands the
+#: other rules the block without it, so adding an entry reruns nothing else.
+USER_BLOCK = "user_explanations"
 #: The explanation rows (``true``) and the drawn baseline (``random``).
 USER_METHODS = ("true", "random")
 
@@ -68,6 +71,26 @@ class UserCosyOptions(Options):
             fill_template(self.template, "x")
         except ValueError as error:
             raise OptionsError(f"UserCosyOptions.template: {error}") from error
+
+
+@dataclass(frozen=True)
+class CosyUserEntry(UserCosyOptions):
+    """One entry of ``cosy.user_explanations`` (rule ``cosy_user``): the ``explanations`` CSV, the ``setting``
+    (of ``settings``, a vision-world classifier table) whose model, layer and probing split (the control images)
+    it explains, the ``generator`` (:data:`~neuroneval.cosy.options.GENERATOR_NAMES`, options from its
+    ``cosy.<generator>`` block), and the scoring options of :class:`UserCosyOptions`."""
+
+    explanations: str = ""
+    setting: str = ""
+    generator: str = "oracle"
+
+    def validate(self) -> None:
+        from neuroneval.cosy.options import GENERATOR_NAMES
+
+        super().validate()
+        check_text(self, "explanations")
+        check_text(self, "setting")
+        check_choice(self, "generator", GENERATOR_NAMES)
 
 
 def prompt_words(text: str, kind: str, display_names: Mapping[str, str] | None = None) -> str:
