@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,17 @@ from neuroneval.cli import main
 from neuroneval.explain.explanation import Concept, explanation_frame, write_explanations
 
 N_CLASSES = 8
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """A tiny CNN: one thread is faster than two on a shared CPU (as tests/cosy/test_embedded_diffusion.py)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
