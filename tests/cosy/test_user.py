@@ -79,9 +79,9 @@ def test_check_drawable_asks_generators_that_read_prompts() -> None:
             if "blob" in prompt:
                 raise ValueError(f"cannot read {prompt!r}")
 
-    prompts = pd.DataFrame({"unit": ["0", "1"], "method": "true", "explanation": ["a circle", "a blob"],
+    prompts = pd.DataFrame({"row": [0, 1], "unit": ["0", "1"], "method": "true", "explanation": ["a circle", "a blob"],
                             "kind": "text", "words": ["a circle", "a blob"]})
-    with pytest.raises(ValueError, match=r"f\.csv: unit '1' \(true explanation 'a blob'\): the reader generator"):
+    with pytest.raises(ValueError, match=r"f\.csv, row 1 \(unit '1', true explanation 'a blob'\): the reader"):
         check_drawable(Reader(), prompts, template="a", source="f.csv")
     check_drawable(object(), prompts, template="a", source="f.csv")  # no parse(): nothing to check
 

@@ -115,7 +115,7 @@ def _write_rows(path: Path, rows: list[tuple[str, str, int, str]]) -> Path:
     ([("0", "class:blue_checked_circle", 1, "concept"), ("1", "[0, 1] class:a; [2, 3] class:b", 2, "clustered")],
      r"bad\.csv, row 1 \(unit '1'\): a clustered explanation has no picture"),
     ([("0", "class:blue_checked_circle", 1, "concept"), ("1", "a pink plaid blob", 0, "text")],
-     r"bad\.csv: unit '1' \(true explanation 'a pink plaid blob'\): the oracle generator cannot draw it"),
+     r"bad\.csv, row 1 \(unit '1', true explanation 'a pink plaid blob'\): the oracle generator cannot draw it"),
     ([("0", "class:blue_checked_circle", 1, "concept"), ("1", "class:blue_checked_circle", 1, "concept")],
      r"a random explanation needs at least two distinct ones"),
 ])

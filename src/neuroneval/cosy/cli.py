@@ -121,9 +121,9 @@ def run_cosy(arguments: argparse.Namespace) -> None:
     name, folder = parse_generator(arguments.generator)
     explanations = read_explanations(arguments.explanations)
     world_dir = arguments.world or (arguments.control if is_world_folder(arguments.control) else None)
-    world = json.loads((Path(world_dir) / "classes.json").read_text()) if world_dir else None
     if world_dir and not is_world_folder(world_dir):
         raise ValueError(f"--world {world_dir}: not a vision-world folder (no classes.json)")
+    world = json.loads((Path(world_dir) / "classes.json").read_text()) if world_dir else None
     if name == "oracle" and world is None:
         raise ValueError("--generator oracle renders the vision world: give --world (or a world folder as --control)")
     hierarchy = json.loads((Path(world_dir) / "hierarchy.json").read_text()) if world_dir else {}

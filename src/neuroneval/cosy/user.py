@@ -131,7 +131,8 @@ def prompt_words(text: str, kind: str, display_names: Mapping[str, str] | None =
 
 def user_prompts(explanations: pd.DataFrame, *, unit_names: Sequence[str], options: UserCosyOptions,
                  source: str, display_names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One row per (unit, method): ``unit, method, explanation, kind, words`` (the words to draw).
+    """One row per (unit, method): ``row`` (the unit's row of the file), ``unit, method, explanation, kind, words``
+    (the words to draw).
 
     ``explanations`` is a validated explanation table read from ``source``. Raises ``ValueError`` naming the
     source, the row (0-based, as :func:`~neuroneval.explain.read_explanations`) and the unit for a unit that is
@@ -151,8 +152,8 @@ def user_prompts(explanations: pd.DataFrame, *, unit_names: Sequence[str], optio
             raise ValueError(f"{source}, row {row} (unit {unit!r}): {error}") from error
         if not words:
             raise ValueError(f"{source}, row {row} (unit {unit!r}): empty explanation")
-        rows.append({"unit": unit, "method": "true", "explanation": text, "kind": kind, "words": words})
-    true = pd.DataFrame(rows, columns=["unit", "method", "explanation", "kind", "words"])
+        rows.append({"row": row, "unit": unit, "method": "true", "explanation": text, "kind": kind, "words": words})
+    true = pd.DataFrame(rows, columns=["row", "unit", "method", "explanation", "kind", "words"])
     if not options.random:
         return true
     random_rows = []
@@ -163,14 +164,15 @@ def user_prompts(explanations: pd.DataFrame, *, unit_names: Sequence[str], optio
                              "needs at least two distinct ones (or turn the random baseline off)")
         rng = np.random.default_rng([int(options.seed), zlib.crc32(record.unit.encode())])
         drawn = others.iloc[int(rng.integers(len(others)))]
-        random_rows.append({"unit": record.unit, "method": "random", "explanation": drawn["explanation"],
-                            "kind": drawn["kind"], "words": drawn["words"]})
+        random_rows.append({"row": record.row, "unit": record.unit, "method": "random",
+                            "explanation": drawn["explanation"], "kind": drawn["kind"], "words": drawn["words"]})
     return pd.concat([true, pd.DataFrame(random_rows)], ignore_index=True)
 
 
 def check_drawable(generator: Any, prompts: pd.DataFrame, *, template: str, source: str) -> None:
     """Fail before generating when the generator reads prompts (the oracle) and cannot read one: ``ValueError``
-    naming the source, unit and explanation (an unknown concept of the world)."""
+    naming the source, the row and unit of :func:`user_prompts`, and the explanation (an unknown concept of the
+    world)."""
     from neuroneval.cosy.prompts import fill_template
 
     parse = getattr(generator, "parse", None)
@@ -180,7 +182,7 @@ def check_drawable(generator: Any, prompts: pd.DataFrame, *, template: str, sour
         try:
             parse(fill_template(template, record.words))
         except ValueError as error:
-            raise ValueError(f"{source}: unit {record.unit!r} ({record.method} explanation "
+            raise ValueError(f"{source}, row {record.row} (unit {record.unit!r}, {record.method} explanation "
                              f"{record.explanation!r}): the {getattr(generator, 'name', 'generator')} generator "
                              f"cannot draw it: {error}") from error
 
