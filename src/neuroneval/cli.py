@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | cosy | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -26,6 +26,12 @@ scores); ``--option`` sets the method's options (JSON values)::
 
     neuroneval explain --method compexp --option max_length=2 --option beam_size=5 \
         --activations my_units.parquet --concepts my_concepts.parquet --out explanations/mine/compexp.csv
+
+Score your explanation file with CoSy (paper 002): AUC, MAD, Mann–Whitney U and two-sided p-value of each unit's
+explanation and of a random one, on synthetic images of a generator (``neuroneval.cosy.cli``)::
+
+    neuroneval cosy --explanations mine.csv --model data/models/vision_cnn.pt --layer softmax \
+        --control data/worlds/vision/probe --generator oracle --n-images 20 --out cosy_mine.csv
 
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
@@ -136,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--ci-level", type=fraction_open, default=0.95, help="coverage of the interval, in (0, 1)")
     ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
     ingest.add_argument("--seed", type=nonnegative_int, default=0)
+
+    from neuroneval.cosy.cli import add_cosy_parser
+
+    add_cosy_parser(commands)
     return parser
 
 
@@ -228,6 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _score(arguments)
         elif arguments.command == "explain":
             _explain(arguments)
+        elif arguments.command == "cosy":
+            from neuroneval.cosy.cli import run_cosy
+
+            run_cosy(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:

@@ -228,3 +228,36 @@ def test_failed_training_leaves_no_partial_folder(trained: dict, tmp_path: Path,
     assert checkpoint_sha256(target) == before
     assert not (tmp_path / "fresh").exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["checkpoint"]
+
+
+def test_neuroneval_cosy_draws_with_the_embedded_generator(trained: dict, tmp_path: Path) -> None:
+    """``--generator embedded:DIR`` with the sampling options of ``--params``' cosy block: the plumbing of the user
+    command (an untrained classifier, so only counts and ranges are checked here)."""
+    import json
+
+    import pandas as pd
+    import yaml
+
+    from neuroneval.cli import main
+    from neuroneval.explain.explanation import Concept, Text, explanation_frame, write_explanations
+    from neuroneval.models.classifier import build_classifier, save_checkpoint
+
+    world = load_vision_world(trained["world"])
+    config = {"n_classes": len(world.class_names), "width": 4}
+    torch.manual_seed(0)
+    save_checkpoint(build_classifier("tiny_cnn", config), tmp_path / "cnn.pt", architecture="tiny_cnn",
+                    config=config, report={}, class_names=world.class_names)
+    write_explanations(tmp_path / "mine.csv", explanation_frame(
+        ["0", "1"], [Concept(world.class_names[0]), Text("a circle on grass")]))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"cosy": {"embedded": {"sampling": {"steps": 2,
+                                                                                           "batch_size": 4}}}}))
+    out = tmp_path / "scores.csv"
+    assert main(["cosy", "--explanations", str(tmp_path / "mine.csv"), "--model", str(tmp_path / "cnn.pt"),
+                 "--layer", "softmax", "--control", str(trained["world"]), "--generator",
+                 f"embedded:{trained['checkpoint']}", "--params", str(tmp_path / "params.yaml"), "--n-images", "2",
+                 "--out", str(out), "--no-progress"]) == 0
+    table = pd.read_csv(out, dtype={"unit": str, "method": str})
+    assert len(table) == 4 and (table["n_synthetic"] == 2).all() and (table["n_control"] == 48).all()
+    assert table["auc"].between(0, 1).all() and table["p_value"].between(0, 1).all()
+    recorded = json.loads((tmp_path / "scores.images" / "embedded" / "generator.json").read_text())["config"]
+    assert (recorded["name"], recorded["steps"], recorded["batch_size"]) == ("embedded", 2, 4)

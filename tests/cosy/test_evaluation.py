@@ -7,12 +7,14 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import mannwhitneyu
 
 from neuroneval.cosy.evaluation import (
     explanation_table,
     generative_summary,
     generative_table,
     image_plan,
+    image_rows,
     mean_pairwise_cosine,
     score_table,
     select_units,
@@ -102,6 +104,12 @@ def test_score_table_separates_true_from_random() -> None:
     assert without["n_control"].eq(475).all()
     assert (without.loc[without["method"] == "true", "auc"] == 1.0).all()
     assert (without.loc[without["method"] == "random", "auc"] < 0.8).all()
+    for row in scores.itertuples(index=False):  # two-sided test of the same two samples, scipy's auto method
+        k = int(row.unit)
+        keep = ~shared["target_labels"][row.unit] if row.control == "without_target" else slice(None)
+        images = image_rows(shared["manifest"], fill_template("closeup", row.explanation))
+        reference = mannwhitneyu(shared["synthetic"][images, k], shared["control"][keep, k], alternative="two-sided")
+        assert (row.u, row.p_value) == (reference.statistic, pytest.approx(reference.pvalue, rel=1e-12))
     summary = table2(scores)
     assert summary["method"].tolist()[:2] == ["true", "random"]
     row = summary[(summary["control"] == "without_target") & (summary["method"] == "true")].iloc[0]

@@ -16,6 +16,7 @@ from neuroneval.cosy.options import (
     EmbeddedTrainingOptions,
     generator_options,
 )
+from neuroneval.cosy.user import USER_BLOCK
 from neuroneval.options import OptionsError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +31,7 @@ def _plain(value: object) -> object:
 
 def test_defaults_are_params_yaml() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["cosy"]
+    assert params.pop(USER_BLOCK) == {}  # rule cosy_user's entries (cosy.user.CosyUserEntry), none by default
     plain = _plain(CosyOptions())
     assert plain["embedded"]["sampling"].pop("device") == "cpu"  # optional in params.yaml (the schema allows it)
     assert plain == params

@@ -7,15 +7,16 @@ import pytest
 from scipy.stats import mannwhitneyu
 from sklearn.metrics import roc_auc_score
 
-from neuroneval.cosy.scoring import cosy_scores
+from neuroneval.cosy.scoring import EXACT_MAX_SAMPLE, cosy_scores, mann_whitney_two_sided
 
 
-def _reference(control: np.ndarray, synthetic: np.ndarray) -> tuple[float, float, float]:
+def _reference(control: np.ndarray, synthetic: np.ndarray) -> tuple[float, float, float, float]:
+    """sklearn's ROC AUC, the closed-form MAD and scipy's two-sided test with its default method, on one unit."""
     label = np.r_[np.zeros(len(control)), np.ones(len(synthetic))]
     auc = roc_auc_score(label, np.r_[control, synthetic])
     mad = (synthetic.mean() - control.mean()) / control.std(ddof=1)
-    p_value = mannwhitneyu(synthetic, control, alternative="greater", method="asymptotic").pvalue
-    return auc, mad, p_value
+    test = mannwhitneyu(synthetic, control, alternative="two-sided", method="auto")
+    return auc, mad, test.statistic, test.pvalue
 
 
 @pytest.mark.parametrize("ties", [False, True])
@@ -27,16 +28,75 @@ def test_matches_sklearn_and_scipy(ties: bool) -> None:
         control, synthetic = np.round(control), np.round(synthetic)
     scores = cosy_scores(control, synthetic)
     for k in range(6):
-        auc, mad, p_value = _reference(control[:, k], synthetic[:, k])
+        auc, mad, u, p_value = _reference(control[:, k], synthetic[:, k])
         assert scores["auc"][k] == pytest.approx(auc, abs=1e-12)
         assert scores["mad"][k] == pytest.approx(mad, rel=1e-12)
+        assert scores["u"][k] == u == pytest.approx(auc * 400 * 30, abs=1e-6)
         assert scores["p_value"][k] == pytest.approx(p_value, rel=1e-9)
+
+
+@pytest.mark.parametrize(("n_synthetic", "n_control"), [(3, 5), (8, 40), (40, 8), (9, 9), (6, 200)])
+def test_two_sided_p_equals_scipy_auto_per_unit(n_synthetic: int, n_control: int) -> None:
+    """Small samples without ties take the exact distribution, tied or large ones the normal approximation —
+    unit by unit, even when the units of one batch need different methods (a batched scipy call would not)."""
+    rng = np.random.default_rng(n_synthetic * 100 + n_control)
+    control = rng.normal(size=(n_control, 7))
+    synthetic = rng.normal(0.8, 1.0, size=(n_synthetic, 7))
+    control[:, 1], synthetic[:, 1] = np.round(control[:, 1]), np.round(synthetic[:, 1])  # ties
+    synthetic[0, 2] = control[0, 2]  # one tie across the samples
+    synthetic[:, 3] = control.max(axis=0)[3] + 1 + np.arange(n_synthetic)  # separated: the most extreme U
+    u, p_value = mann_whitney_two_sided(synthetic, control)
+    for k in range(7):
+        reference = mannwhitneyu(synthetic[:, k], control[:, k], alternative="two-sided", method="auto")
+        assert u[k] == reference.statistic
+        assert p_value[k] == pytest.approx(reference.pvalue, rel=1e-12, abs=1e-300)
+        method = "exact" if min(n_synthetic, n_control) <= EXACT_MAX_SAMPLE and k not in (1, 2) else "asymptotic"
+        chosen = mannwhitneyu(synthetic[:, k], control[:, k], alternative="two-sided", method=method).pvalue
+        assert p_value[k] == pytest.approx(chosen, rel=1e-12, abs=1e-300), (k, method)
+
+
+def test_exact_p_by_enumeration() -> None:
+    """Two-sided exact p = share of all C(m+n, m) splits whose U is at least as far from m n / 2 (brute force)."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(11)
+    control, synthetic = rng.normal(size=6), rng.normal(1.0, 1.0, size=4)
+    pooled = np.r_[synthetic, control]
+    ranks = pooled.argsort().argsort() + 1.0
+
+    def u_of(positions: tuple[int, ...]) -> float:
+        return ranks[list(positions)].sum() - len(positions) * (len(positions) + 1) / 2
+
+    observed = u_of(tuple(range(4)))
+    centre = 4 * 6 / 2
+    splits = [u_of(positions) for positions in combinations(range(10), 4)]
+    brute = np.mean([abs(value - centre) >= abs(observed - centre) - 1e-9 for value in splits])
+    u, p_value = mann_whitney_two_sided(synthetic[:, None], control[:, None])
+    assert u[0] == observed
+    assert p_value[0] == pytest.approx(min(1.0, brute), rel=1e-12)
+
+
+def test_asymptotic_p_by_normal_approximation() -> None:
+    """Large samples: ``2 · (1 − Φ(z))`` with the tie-corrected variance and continuity ½ (closed form)."""
+    from scipy.special import ndtr
+
+    rng = np.random.default_rng(5)
+    control, synthetic = np.round(rng.normal(size=300), 1), np.round(rng.normal(0.2, 1.0, size=50), 1)
+    pooled = np.r_[synthetic, control]
+    m, n = len(synthetic), len(control)
+    u = (synthetic[:, None] > control[None, :]).sum() + 0.5 * (synthetic[:, None] == control[None, :]).sum()
+    _, counts = np.unique(pooled, return_counts=True)
+    variance = m * n / 12 * ((m + n + 1) - (counts**3 - counts).sum() / ((m + n) * (m + n - 1)))
+    z = (max(u, m * n - u) - m * n / 2 - 0.5) / np.sqrt(variance)
+    got_u, p_value = mann_whitney_two_sided(synthetic[:, None], control[:, None])
+    assert got_u[0] == u
+    assert p_value[0] == pytest.approx(2 * ndtr(-z), rel=1e-10)
 
 
 def test_eq3_by_hand() -> None:
     # Eq. 3 pair count: synthetic 2 beats control 0, 1 and ties 2 (1/2); synthetic 4 beats all four -> 6.5 / 8
     scores = cosy_scores(np.array([0.0, 1.0, 2.0, 3.0]), np.array([2.0, 4.0]))
-    assert scores["auc"][0] == 0.8125
+    assert scores["auc"][0] == 0.8125 and scores["u"][0] == 6.5
     assert scores["mad"][0] == pytest.approx(1.5 / np.sqrt(5 / 3))
 
 

@@ -54,6 +54,8 @@ def test_scores_one_row_per_setting_unit_method_explanation(cosy_run) -> None:
     assert not scores.duplicated(keys).any()
     assert len(scores) == len(cosy["settings"]) * len(cosy["generators"]) * cosy["max_units"] * 2 * 2
     assert scores["auc"].between(0, 1).all() and scores["p_value"].between(0, 1).all()
+    pairs = scores["n_synthetic"] * scores["n_control"]
+    assert ((scores["u"] - scores["auc"] * pairs).abs() <= 1e-6 * pairs).all()  # U = AUC·n·m; AUC written to 6 digits
     assert (scores["n_synthetic"] == cosy["n_images"]).all()
 
 
@@ -103,3 +105,42 @@ def test_rebuilt_oracle_tables_are_byte_identical(cosy_run, tmp_path: Path) -> N
     manifest = pd.read_parquet(workspace / "data/cosy/oracle/manifest.parquet")
     for path in manifest["path"].iloc[::7]:
         assert (copy / "data/cosy/oracle" / path).read_bytes() == (workspace / "data/cosy/oracle" / path).read_bytes()
+
+
+def check_user_rule(workspace: Path, copy: Path, setting: str, n_images: int) -> pd.DataFrame:
+    """Run ``cosy_user`` in ``copy`` (a copy of ``workspace``) on the true explanations of ``setting`` written as a
+    user's explanation file; it must rerun nothing else and give ``scores.csv``'s oracle numbers for them."""
+    import shutil
+
+    from neuroneval.cosy.study import read_explanation_table
+    from neuroneval.explain.explanation import Concept, explanation_frame, write_explanations
+    from tests.workflow.conftest import run_tool
+
+    shutil.copytree(workspace, copy, symlinks=True)
+    explanations = read_explanation_table(copy / "data/cosy/explanations.csv")
+    true = explanations[(explanations["setting"] == setting) & (explanations["method"] == "true")]
+    write_explanations(copy / "mine.csv", explanation_frame(true["unit"], [Concept(name) for name in true["concept"]]))
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["cosy"]["user_explanations"] = {"mine": {"explanations": "mine.csv", "setting": setting,
+                                                    "n_images": n_images, "random": False}}
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "Nothing to be done" in run_tool(["snakemake", "-n", "cosy_results"], copy).stdout
+    run_tool(["snakemake", "--cores", "2", "results/cosy/user/mine.csv"], copy)
+    user = pd.read_csv(copy / "results/cosy/user/mine.csv", dtype={"unit": str, "method": str}).set_index("unit")
+    scores = _table(workspace, "scores")
+    reference = scores[(scores["setting"] == setting) & (scores["generator"] == "oracle")
+                       & (scores["method"] == "true") & (scores["control"] == "with_target")].set_index("unit")
+    assert sorted(user.index) == sorted(reference.index) and set(user["method"]) == {"true"}
+    reference = reference.loc[user.index]
+    assert (user["n_synthetic"] == reference["n_synthetic"]).all()
+    assert (user["n_control"] == reference["n_control"]).all()
+    for column in ("auc", "mad", "u", "p_value"):
+        assert user[column].to_numpy() == pytest.approx(reference[column].to_numpy(), rel=1e-5), column
+    return user
+
+
+def test_user_explanations_rule_reproduces_the_oracle_scores(cosy_run, tmp_path: Path) -> None:
+    """A user's file holding the true explanations gives the oracle's ``with_target`` rows of ``scores.csv``
+    (same images, same control set), and adding the entry reruns none of the other CoSy rules."""
+    workspace, cosy = cosy_run
+    check_user_rule(workspace, tmp_path / "copy", cosy["settings"][-1], int(cosy["n_images"]))

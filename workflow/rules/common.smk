@@ -262,8 +262,15 @@ SANITY_ABLATION_INPUTS = fixed_setting_inputs(SANITY_ABLATION_SETTING)
 SANITY_SHIFT_INPUTS = fixed_setting_inputs(SANITY_SHIFT_SETTING)
 
 
-# CoSy (workflow/rules/cosy.smk)
-COSY = config["cosy"]
+# CoSy (workflow/rules/cosy.smk); the user files of cosy.user_explanations reach only rule cosy_user
+COSY = {
+    key: value for key, value in config["cosy"].items() if key != "user_explanations"
+}
+COSY_USER = config["cosy"].get("user_explanations") or {}
+COSY_USER_FILES = {
+    name: cosy_setting_units(config["settings"], [entry["setting"]])[entry["setting"]]
+    for name, entry in COSY_USER.items()
+}
 COSY_GENERATORS = list(COSY["generators"])
 COSY_EXTERNAL = config.get("external") or {}
 COSY_FILES = cosy_setting_units(
@@ -312,6 +319,32 @@ def cosy_evaluate_inputs(wildcards):
         inputs["world"] = COSY_WORLD
         inputs["clip"] = COSY_CLIP
     return inputs
+
+
+def cosy_user_files(wildcards):
+    """The user's explanation file, the setting's classifier and probing world, the embedded checkpoint."""
+    entry, files = COSY_USER[wildcards.name], COSY_USER_FILES[wildcards.name]
+    inputs = {
+        "explanations": entry["explanations"],
+        "checkpoint": files["checkpoint"],
+        "world": cosy_world_dir({wildcards.name: files}),
+    }
+    if entry.get("generator", "oracle") == "embedded":
+        inputs["embedded"] = EMBEDDED_CHECKPOINT
+    return inputs
+
+
+def cosy_user_entry(wildcards):
+    return COSY_USER[wildcards.name]
+
+
+def cosy_user_layer(wildcards):
+    return COSY_USER_FILES[wildcards.name]["layer"]
+
+
+def cosy_user_generator(wildcards):
+    """The generator's block of ``cosy:`` (the embedded model's sampling, the diffusers pipeline)."""
+    return COSY.get(COSY_USER[wildcards.name].get("generator", "oracle")) or {}
 
 
 def cosy_generator_tables(table):

@@ -165,6 +165,32 @@ rule cosy_tables:
         "../scripts/step.py"
 
 
+rule cosy_user:
+    input:
+        unpack(cosy_user_files),
+    output:
+        scores="results/cosy/user/{name}.csv",
+        images=directory("data/cosy_user/{name}"),
+    log:
+        "logs/cosy/user_{name}.log",
+    benchmark:
+        "logs/benchmarks/cosy_user_{name}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        step=step_version("cosy_user"),
+        entry=cosy_user_entry,
+        layer=cosy_user_layer,
+        generator=cosy_user_generator,
+        activations=config["activations"],
+        data_root=config["external"]["data_root"],
+    script:
+        "../scripts/step.py"
+
+
 rule cosy_results:
     input:
         rules.cosy_tables.output,

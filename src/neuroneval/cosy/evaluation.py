@@ -132,7 +132,8 @@ def image_rows(manifest: pd.DataFrame, prompt: str, generation_seed: int = 0) ->
 def score_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], control: np.ndarray,
                 target_labels: Mapping[str, np.ndarray], synthetic: np.ndarray, manifest: pd.DataFrame,
                 template: str, generator: str) -> pd.DataFrame:
-    """One row per (setting, unit, method, explanation, control set): AUC, MAD, p-value, image counts.
+    """One row per (setting, unit, method, explanation, control set): AUC, MAD, Mann–Whitney U (of the synthetic
+    sample) and two-sided p-value (:func:`~neuroneval.cosy.scoring.cosy_scores`), image counts.
 
     Parameters
     ----------
@@ -164,7 +165,8 @@ def score_table(explanations: pd.DataFrame, *, unit_names: Sequence[str], contro
             rows.append({"setting": record.setting, "generator": generator, "unit": record.unit,
                          "method": record.method, "concept": record.concept, "explanation": record.explanation,
                          "control": control_set, "auc": scores["auc"][0], "mad": scores["mad"][0],
-                         "p_value": scores["p_value"][0], "n_synthetic": len(images), "n_control": len(reference)})
+                         "u": scores["u"][0], "p_value": scores["p_value"][0], "n_synthetic": len(images),
+                         "n_control": len(reference)})
     return pd.DataFrame(rows)
 
 

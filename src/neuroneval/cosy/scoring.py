@@ -8,8 +8,19 @@ For a unit with control activations ``A0`` (n values) and synthetic activations 
   Computed by the metric engine's ``inverse_auc`` (unit activation = score, "is synthetic" = label).
 - MAD (Eq. 4): ``(mean(A1) − mean(A0)) / std(A0)`` with the control standard deviation at ddof 1; the
   numerator is the metric engine's ``mad``. A constant control set (std 0) gives MAD ``nan`` (warned).
-- p-value: one-sided Mann–Whitney U test that synthetic activations are larger (``scipy.stats.mannwhitneyu``,
-  ``alternative="greater"``, asymptotic with tie correction).
+- U: the Mann–Whitney statistic of the synthetic sample, ``U = Σ_{a∈A0} Σ_{b∈A1} (1[a < b] + ½·1[a = b])
+  = AUC · n m`` (scipy's ``statistic`` of ``mannwhitneyu(synthetic, control)``, its first sample's U).
+- p-value: two-sided Mann–Whitney U test of synthetic vs control, exactly as
+  ``scipy.stats.mannwhitneyu(A1, A0, alternative="two-sided", method="auto")`` decides it for each unit alone:
+  the exact null distribution of U when a sample has at most 8 values and the unit has no tied activations
+  (pooled over both samples), else the normal approximation with tie correction and continuity correction
+  (``2 · P(Z ≥ z)`` for ``max(U, nm − U)``, clipped to 1). The rule is scipy 1.17's ``_mwu_choose_method``.
+
+The CoSy reference code (github.com/lkopf/cosy, ``src/evaluation.py`` at commit
+00143a4c0e5c6e7f880fbf4948668d790a77aa57) reports per neuron ``auc`` (sklearn's ROC AUC), ``U1`` and ``p`` of
+``scipy.stats.mannwhitneyu`` with scipy's defaults (two-sided, ``method="auto"``) and a median test. That call
+passes the 0/1 label vector and the pooled activations as its two samples; the test here compares the synthetic
+activations with the control activations, the comparison the paper's AUC describes, so ``U = AUC · n m``.
 """
 
 from __future__ import annotations
@@ -34,8 +45,55 @@ def _as_matrix(values: np.ndarray, name: str) -> np.ndarray:
     return array
 
 
+#: scipy's ``method="auto"`` rule of ``mannwhitneyu``: the exact null distribution when a sample has at most this
+#: many values and nothing is tied, else the normal approximation.
+EXACT_MAX_SAMPLE = 8
+
+
+def mann_whitney_two_sided(synthetic: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column: U of ``synthetic`` against ``control`` and the two-sided p-value, with scipy's ``auto`` method.
+
+    Each unit (column) gets what ``scipy.stats.mannwhitneyu(synthetic[:, k], control[:, k],
+    alternative="two-sided", method="auto")`` gives it alone: exact when ``min(m, n) <= 8`` and the pooled column
+    has no ties, else asymptotic (tie- and continuity-corrected). One batched scipy call would choose a single
+    method for all columns (any tie anywhere makes every column asymptotic), so columns are split by method first.
+
+    Parameters
+    ----------
+    synthetic : array (m, K)
+    control : array (n, K)
+
+    Returns
+    -------
+    (u, p_value)
+        float64 arrays of shape (K,); ``u`` is synthetic's U (pairs where synthetic wins, ties ½), in [0, m n].
+
+    Examples
+    --------
+    >>> u, p = mann_whitney_two_sided(np.array([[3.0], [4.0]]), np.array([[0.0], [1.0], [2.0]]))
+    >>> float(u[0]), float(p[0])  # exact: 2 of the C(5, 2) = 10 splits are as extreme (U = 6 or U = 0)
+    (6.0, 0.2)
+    """
+    from scipy.stats import mannwhitneyu
+
+    n_units = synthetic.shape[1]
+    ordered = np.sort(np.concatenate([synthetic, control]), axis=0)
+    tied = np.any(ordered[1:] == ordered[:-1], axis=0)
+    small = min(len(synthetic), len(control)) <= EXACT_MAX_SAMPLE
+    exact = ~tied if small else np.zeros(n_units, dtype=bool)
+    u = np.empty(n_units, dtype=np.float64)
+    p_value = np.empty(n_units, dtype=np.float64)
+    for method, columns in (("exact", exact), ("asymptotic", ~exact)):
+        if columns.any():
+            result = mannwhitneyu(synthetic[:, columns], control[:, columns], alternative="two-sided",
+                                  method=method, axis=0)
+            u[columns] = result.statistic
+            p_value[columns] = result.pvalue
+    return u, p_value
+
+
 def cosy_scores(control: np.ndarray, synthetic: np.ndarray) -> dict[str, np.ndarray]:
-    """AUC (Eq. 3), MAD (Eq. 4) and the Mann–Whitney p-value of each unit (column).
+    """AUC (Eq. 3), MAD (Eq. 4), Mann–Whitney U and two-sided p-value of each unit (column).
 
     Parameters
     ----------
@@ -47,16 +105,15 @@ def cosy_scores(control: np.ndarray, synthetic: np.ndarray) -> dict[str, np.ndar
     Returns
     -------
     dict
-        ``auc``, ``mad``, ``p_value``: float64 arrays of shape (K,).
+        ``auc``, ``mad``, ``u`` (synthetic's U, ``auc · n m``), ``p_value`` (two-sided, scipy's ``auto``
+        method: :func:`mann_whitney_two_sided`): float64 arrays of shape (K,).
 
     Examples
     --------
     >>> scores = cosy_scores(np.array([0.0, 1.0, 2.0, 3.0]), np.array([2.0, 4.0]))
-    >>> float(scores["auc"][0]), round(float(scores["mad"][0]), 4)
-    (0.8125, 1.1619)
+    >>> float(scores["auc"][0]), round(float(scores["mad"][0]), 4), float(scores["u"][0])
+    (0.8125, 1.1619, 6.5)
     """
-    from scipy.stats import mannwhitneyu
-
     control = _as_matrix(control, "control_activations")
     synthetic = _as_matrix(synthetic, "synthetic_activations")
     if control.shape[1] != synthetic.shape[1]:
@@ -71,6 +128,5 @@ def cosy_scores(control: np.ndarray, synthetic: np.ndarray) -> dict[str, np.ndar
     if np.any(spread == 0):
         warnings.warn(f"{int(np.sum(spread == 0))} unit(s) are constant on the control images: MAD is nan",
                       RuntimeWarning, stacklevel=2)
-    p_value = np.asarray(mannwhitneyu(synthetic, control, alternative="greater", axis=0,
-                                      method="asymptotic").pvalue, dtype=np.float64)
-    return {"auc": auc.astype(np.float64), "mad": mad.astype(np.float64), "p_value": p_value}
+    u, p_value = mann_whitney_two_sided(synthetic, control)
+    return {"auc": auc.astype(np.float64), "mad": mad.astype(np.float64), "u": u, "p_value": p_value}

@@ -7,6 +7,7 @@ The rules read the ``cosy:`` block of params.yaml::
     cosy_generate          explanations (+ world / checkpoint)  -> data/cosy/<generator>/manifest.parquet + PNGs
     cosy_evaluate          images + unit models + probing set   -> results/cosy/generators/<generator>/*.csv
     cosy_tables            every generator's tables             -> results/cosy/{scores,table2,table8,...}.csv/.png
+    cosy_user              a user's explanation file (cosy.user_explanations.<name>) -> results/cosy/user/<name>.csv
 
 Science lives in :mod:`neuroneval.cosy`; these functions only move data between files and library calls. Each
 parses its params once into typed options (:mod:`neuroneval.cosy.options`) and hands those to the library.
@@ -224,3 +225,27 @@ def cosy_tables(job: StepIO) -> None:
         options.generative.tolerance)) if not generative.empty else generative)
     reports = [json.loads(Path(path).read_text()) for path in job.input.reports]
     io.write_json(job.output.throughput, {report["generator"]: report for report in reports})
+
+
+def cosy_user(job: StepIO) -> None:
+    """CoSy on a user's explanation file (``cosy.user_explanations.<name>``): true and random explanations of the
+    setting's units against its probing split (:func:`neuroneval.cosy.user.score_user_explanations`)."""
+    from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.options import generator_options
+    from neuroneval.cosy.user import CosyUserEntry, score_user_explanations
+    from neuroneval.explain import read_explanations
+    from neuroneval.worlds import load_vision_world
+
+    entry = CosyUserEntry.from_params(job.params.entry)
+    entry = dataclasses.replace(entry, batch_size=int(job.params.activations["batch_size"]),
+                                pooling=job.params.activations["pooling"])
+    world = load_vision_world(job.input.world)
+    options = with_model_path(generator_options(entry.generator, job.params.generator or None),
+                              getattr(job.params, "data_root", "."))
+    generator = build_generator(entry.generator, options, world_params=world.params,
+                                checkpoint=getattr(job.input, "embedded", None))
+    scores = score_user_explanations(
+        read_explanations(job.input.explanations), source=str(job.input.explanations), control_images=world.images,
+        checkpoint=job.input.checkpoint, layer=job.params.layer, hierarchy=world.hierarchy, generator=generator,
+        image_root=Path(job.output.images), options=entry)
+    io.write_csv(job.output.scores, scores, float_format="%.10g")
