@@ -41,7 +41,7 @@ def environment(workspace: Path) -> dict[str, str]:
 
 def make_run(workspace: Path, log: Path) -> subprocess.Popen:
     """``make run`` without the install step: unlock a stale lock, then Snakemake; in a new process group."""
-    command = (f"{BIN / 'python'} tools/unlock_if_stale.py {BIN / 'snakemake'} && "
+    command = (f"{BIN / 'python'} {ROOT / 'tools/unlock_if_stale.py'} {BIN / 'snakemake'} && "
                + " ".join([str(BIN / SNAKEMAKE[0]), *SNAKEMAKE[1:], *TARGETS]))
     with open(log, "w") as handle:
         return subprocess.Popen(["bash", "-c", command], cwd=workspace,
