@@ -8,7 +8,7 @@ CORES ?= all
 UNLOCK := $(BIN)/python tools/unlock_if_stale.py
 
 .PHONY: setup run paper paper-dryrun test lint bench dryrun clean-results repro pull report chromium \
-	slurm-up slurm-down openssh-server test-cluster
+	slurm-up slurm-down openssh-server test-cluster test-faults
 
 setup: $(STAMP)
 
@@ -61,6 +61,12 @@ openssh-server:
 # cluster and compared with a local build; a DVC round trip over SSH. The cluster stays up (make slurm-down).
 test-cluster: $(CLUSTER_STAMP) openssh-server slurm-up
 	$(BIN)/python -m pytest -q -s -m cluster tests/cluster
+
+# tests/workflow/test_faults.py (marker `faults`, left out of `make test`): the tiny build of `make run`'s target,
+# killed at several points (SIGTERM/SIGKILL, Snakemake alone or its process group), resumed by `make run`'s commands
+# alone and compared byte for byte with an uninterrupted build. Slow: two tiny builds.
+test-faults: $(STAMP)
+	$(BIN)/python -m pytest -q -s -m faults tests/workflow/test_faults.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

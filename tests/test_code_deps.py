@@ -29,8 +29,12 @@ LIBRARY = {
     "neuroneval/pkg/__init__.py": "from .engine import score\n",
     "neuroneval/pkg/engine.py": ("def score():\n    return _kernel()\n\n\ndef _kernel():\n    return 4\n\n\n"
                                  "def spare():\n    return 5\n"),
-    "neuroneval/pipeline/__init__.py": "",
-    "neuroneval/pipeline/runner.py": "def run_step(step, snakemake):\n    return step(snakemake)\n",
+    "neuroneval/pipeline/__init__.py": "from neuroneval.pipeline.runner import run_rule, run_step\n",
+    "neuroneval/pipeline/runner.py": (
+        "def run_step(step, snakemake):\n    return step(snakemake)\n\n\n"
+        "def run_rule(snakemake):\n    import importlib\n\n"
+        "    module, _, function = snakemake.params['step'].partition('@')[0].partition(':')\n"
+        "    return run_step(getattr(importlib.import_module(module), function), snakemake)\n"),
     "neuroneval/pipeline/demo_steps.py": (
         "def step_one(job):\n    from neuroneval.alpha import helper\n\n    return helper()\n\n\n"
         "def step_two(job):\n    from neuroneval.beta import other\n\n    return other()\n\n\n"
@@ -57,10 +61,15 @@ SCRIPTS = {
 }
 
 
+#: The workflow's one entry script, as in workflow/scripts/step.py.
+ENTRY_SCRIPT = "from neuroneval.pipeline import run_rule\n\nrun_rule(snakemake)\n"
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     for name, text in {**{f"src/{key}": value for key, value in LIBRARY.items()},
-                       **{f"scripts/{key}": value for key, value in SCRIPTS.items()}}.items():
+                       **{f"scripts/{key}": value for key, value in SCRIPTS.items()},
+                       "workflow/scripts/step.py": ENTRY_SCRIPT}.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     return tmp_path
@@ -188,6 +197,31 @@ def test_a_step_version_follows_exactly_the_code_the_step_runs(tree: Path) -> No
     assert versions()[1] != two  # every step runs through run_step
     with pytest.raises(KeyError, match="no such step function"):
         StepVersions(CodeIndex(tree / "src"))("not_a_step")
+
+
+def test_every_step_version_covers_the_entry_script_and_the_rule_runner(tree: Path) -> None:
+    """Every rule runs workflow/scripts/step.py, which calls run_rule, which imports the step its param names: a
+    change to either reruns every rule; run_rule's computed import does not tie a step to the whole library."""
+    def versions() -> dict[str, str]:
+        steps = StepVersions(CodeIndex(tree / "src"))
+        return {step: steps(step) for step in ("step_one", "step_two")}
+
+    before = versions()
+    assert "neuroneval/beta.py" not in {path.relative_to(tree / "src").as_posix() for path in CodeIndex(
+        tree / "src").closure(steps=["neuroneval.pipeline.demo_steps:step_one"]).files}
+    script = tree / "workflow/scripts/step.py"
+    script.write_text(script.read_text() + "print('done')\n")
+    after_script = versions()
+    assert all(after_script[step] != before[step] for step in before)
+    runner = tree / "src/neuroneval/pipeline/runner.py"
+    runner.write_text(runner.read_text().replace("partition('@')[0]", "partition('@')[0].strip()"))
+    after_runner = versions()
+    assert all(after_runner[step] != after_script[step] for step in before)
+    script.write_text(script.read_text() + "# a comment changes no code\n")
+    assert versions() == after_runner
+    script.unlink()
+    with pytest.raises(FileNotFoundError, match=r"workflow/scripts/step\.py"):
+        StepVersions(CodeIndex(tree / "src"))
 
 
 def test_rules_must_run_their_step_with_its_version(tree: Path) -> None:

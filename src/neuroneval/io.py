@@ -14,6 +14,7 @@ the destination directory and an atomic rename, so a failed write never leaves a
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -31,6 +32,12 @@ from neuroneval import __version__
 
 ID_COLUMN = "input_id"
 METADATA_KEY = b"neuroneval"
+#: Names of the atomic writers' temporaries beside their target: ``.<name>.<random>.tmp`` files (:func:`atomic_path`)
+#: and ``.<name>.partial`` folders (:func:`atomic_directory`). A write killed half-way leaves one behind: ``.dvcignore``
+#: lists these globs, and the next write of the same target removes it.
+TEMPORARY_SUFFIX = ".tmp"
+STAGING_SUFFIX = ".partial"
+TEMPORARY_GLOBS = (f".*{TEMPORARY_SUFFIX}", f".*{STAGING_SUFFIX}")
 
 
 class TableError(ValueError):
@@ -58,10 +65,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     if the block raises, leaving any previous version of ``path`` untouched. It gets the mode a plain
     ``open(path, "w")`` would give (``0o666`` less the umask, e.g. ``0o644`` under umask 022), not the
     private ``0o600`` of :func:`tempfile.mkstemp`, so every atomic write leaves normally readable files.
+    Temporaries of ``path`` that an earlier, killed write left behind (``.<name>.<random>.tmp``) are removed first.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    prefix = f".{target.name}."
+    for stale in target.parent.glob(f"{glob.escape(prefix)}*{TEMPORARY_SUFFIX}"):
+        if "." not in stale.name[len(prefix):-len(TEMPORARY_SUFFIX)]:  # mkstemp's random part; not another target's
+            stale.unlink(missing_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=target.parent)
     try:
         os.fchmod(handle, 0o666 & ~current_umask())
     finally:
@@ -84,7 +96,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.partial")
+    staging = target.with_name(f".{target.name}{STAGING_SUFFIX}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:

@@ -102,6 +102,17 @@ def test_a_changed_step_reruns_its_rule(workspace: Path) -> None:
         assert planned(workspace, ["results/table4.csv"]) == {"table4": 1}
 
 
+def test_the_entry_script_and_the_rule_runner_rerun_every_rule(workspace: Path) -> None:
+    """workflow/scripts/step.py and neuroneval.pipeline.runner.run_rule run before every step: editing either
+    reruns every job of the target, as ``--forceall`` plans it."""
+    every_job = planned(workspace, ["--forceall", "results/table4.csv"])
+    script = workspace / "workflow/scripts/step.py"
+    with edited(script, lambda text: text + "assert snakemake.params\n"):
+        assert planned(workspace, ["results/table4.csv"]) == every_job
+    with edited(workspace / "src/neuroneval/pipeline/runner.py", add_to_function("run_rule", "edited = True")):
+        assert planned(workspace, ["results/table4.csv"]) == every_job
+
+
 def test_touching_code_or_data_without_changing_it_reruns_nothing(workspace: Path) -> None:
     """Timestamps alone never rerun a job: every script, library file and rule file touched, and inputs too
     (a file whose checksum Snakemake recorded when it made the outputs reading it)."""

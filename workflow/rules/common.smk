@@ -40,8 +40,10 @@ check_setting_references(config)
 # Rules run workflow/scripts/step.py with `step=step_version("<step function>")` among their params, saying which
 # function of neuroneval.pipeline's *_steps.py modules runs, and a digest of the library code it can run
 # (neuroneval.pipeline.code_deps). Editing that code changes the param, and Snakemake's params trigger reruns the
-# job, and nothing else. The Snakefile checks that no rule forgets it.
-step_version = StepVersions()
+# job, and nothing else. The Snakefile checks that no rule forgets it. The entry script is part of every digest.
+step_version = StepVersions(
+    script=Path(workflow.basedir) / "workflow" / "scripts" / "step.py"
+)
 
 SETTINGS = list(config["settings"])
 META_SETTINGS = list(config["meta"]["settings"])

@@ -64,13 +64,14 @@ def train_classifier(
     training: ClassifierTraining,
     *,
     concept_targets: np.ndarray | None = None,
+    desc: str | None = None,
 ) -> tuple[nn.Module, dict[str, float]]:
     """Train a classifier with cross-entropy (:func:`~neuroneval.models.training.fit`); return model and report.
 
     The last ``training.holdout_fraction`` of the (i.i.d.) images is held out; the report gives its accuracy next
     to the chance level ``max_c P(c)`` of the training targets. A ``tiny_cbm`` also needs ``concept_targets``
     (N, M) in {0, 1}; its loss adds ``training.concept_weight`` × the concepts' binary cross-entropy and the report
-    their holdout accuracy.
+    their holdout accuracy. ``desc`` names the training in its progress bar and errors (default: the architecture).
     """
     if len(images) != len(targets):
         raise ValueError(f"images ({len(images)}) and targets ({len(targets)}) differ in length")
@@ -97,7 +98,7 @@ def train_classifier(
     started = time.perf_counter()
     last_loss = fit(model, len(train_x), batch_loss, epochs=training.epochs, batch_size=training.batch_size,
                     learning_rate=training.learning_rate, weight_decay=training.weight_decay, seed=training.seed,
-                    desc=f"train {architecture}")
+                    desc=desc or f"train {architecture}")
     predictions = predict_classes(model, holdout_x, batch_size=512)
     class_counts = np.bincount(targets[:-n_holdout], minlength=int(config["n_classes"]))
     report = {

@@ -69,8 +69,11 @@ def train_clip(
     captions: Sequence[str],
     config: Mapping[str, Any],
     training: TrainingOptions,
+    *,
+    desc: str = "train tiny CLIP",
 ) -> tuple[open_clip.CLIP, CaptionTokenizer, dict[str, float]]:
-    """Train with the sigmoid loss of SigLIP (every image–caption pair is a binary match / non-match)."""
+    """Train with the sigmoid loss of SigLIP (every image–caption pair is a binary match / non-match); ``desc``
+    names the training in its progress bar and errors."""
     if len(images) != len(captions):
         raise ValueError(f"images ({len(images)}) and captions ({len(captions)}) differ in length")
     tokenizer = CaptionTokenizer.from_texts(captions, config["text"]["context_length"])
@@ -86,7 +89,7 @@ def train_clip(
     started = time.perf_counter()
     last_loss = fit(model, len(images), batch_loss, epochs=training.epochs, batch_size=training.batch_size,
                     learning_rate=training.learning_rate, weight_decay=training.weight_decay, seed=training.seed,
-                    desc="train tiny CLIP")
+                    desc=desc)
     report = {"final_train_loss": last_loss, "train_images": len(images),
               "train_seconds": round(time.perf_counter() - started, 1)}
     return model, tokenizer, report

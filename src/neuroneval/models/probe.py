@@ -59,8 +59,10 @@ def train_linear_probe(
     learning_rate: float,
     weight_decay: float,
     seed: int,
+    desc: str = "train linear probe",
 ) -> nn.Linear:
-    """Fit ``Linear(d, M)`` with per-concept binary cross-entropy (independent logistic regressions)."""
+    """Fit ``Linear(d, M)`` with per-concept binary cross-entropy (independent logistic regressions); ``desc`` names
+    the training in its progress bar and errors."""
     if features.ndim != 2 or targets.ndim != 2 or len(features) != len(targets):
         raise ValueError(f"features (N, d) and targets (N, M) must align, got {features.shape} and {targets.shape}")
     inputs = torch.from_numpy(features.astype(np.float32))
@@ -73,7 +75,7 @@ def train_linear_probe(
         return loss_fn(probe(inputs[batch]), labels[batch])
 
     fit(probe, len(features), batch_loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-        weight_decay=weight_decay, seed=seed, desc="train linear probe")
+        weight_decay=weight_decay, seed=seed, desc=desc)
     return probe
 
 
@@ -99,7 +101,7 @@ def train_probe_with_holdout(features: np.ndarray, targets: np.ndarray, training
         raise ValueError(f"{source}: {len(features)} inputs with {holdout} held out leave none to train the probe")
     probe = train_linear_probe(features[:n_train], targets[:n_train], epochs=training.epochs,
                                batch_size=training.batch_size, learning_rate=training.learning_rate,
-                               weight_decay=training.weight_decay, seed=training.seed)
+                               weight_decay=training.weight_decay, seed=training.seed, desc=f"train {source}")
     held_out = concept_positive(targets[n_train:])
     predicted = concept_positive(probe_probabilities(probe, features[n_train:]))
     majority = concept_positive(targets[:n_train].mean(axis=0))

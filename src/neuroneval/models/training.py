@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -50,6 +51,9 @@ def fit(
 
     Determinism: ``torch.manual_seed(seed)`` before the first step, deterministic algorithms, and a batch order
     drawn from ``np.random.default_rng(seed)`` — the same seed gives the same weights.
+
+    A non-finite loss (NaN, ±inf: the weights diverged) stops training at once with ``FloatingPointError``
+    naming ``desc``, the epoch and the step: nothing trained after it means anything.
     """
     if n_examples < 1 or epochs < 1 or batch_size < 1:
         raise ValueError(f"need n_examples, epochs, batch_size >= 1, got {n_examples}, {epochs}, {batch_size}")
@@ -63,15 +67,20 @@ def fit(
     last_loss = float("nan")
     model.train()
     with progress_bar(total=epochs * steps_per_epoch, desc=desc, unit="step") as progress:
-        for _ in range(epochs):
+        for epoch in range(1, epochs + 1):
             order = order_rng.permutation(n_examples)
             for start in range(0, n_examples, batch_size):
                 loss = batch_loss(order[start : start + batch_size])
+                last_loss = float(loss.detach())
+                if not math.isfinite(last_loss):
+                    step = (epoch - 1) * steps_per_epoch + start // batch_size + 1
+                    raise FloatingPointError(
+                        f"{desc}: training loss {last_loss} at epoch {epoch} of {epochs} (step {step} of "
+                        f"{epochs * steps_per_epoch}) is not finite; lower training.learning_rate?")
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
                 scheduler.step()
-                last_loss = float(loss.detach())
                 progress.update(1)
     model.eval()
     return last_loss

@@ -386,12 +386,25 @@ class CodeIndex:
             self._edge_cache[key] = frozenset(edges)
         return self._edge_cache[key]
 
-    def closure(self, *entries: Path, steps: Iterable[str] = ()) -> Closure:
+    def closure(self, *entries: Path, steps: Iterable[str] = (), dispatchers: Iterable[Path] = ()) -> Closure:
         """What ``entries`` and ``steps`` can run. A ``.py`` entry is a script, followed like library code; any other
         file is a Snakefile or rule file, not Python: only its import statements are read, and everything they name
         counts as called (all functions of a module it imports whole, ``import a.b as x``). A step
         (``"module:function"``, a step function of :mod:`neuroneval.pipeline`) counts as a script calling it
-        through :func:`neuroneval.pipeline.runner.run_step`, as the workflow's one entry script does."""
+        through :func:`neuroneval.pipeline.runner.run_step`, as the workflow's one entry script does.
+
+        A dispatcher is a script that runs the step by a computed name (``workflow/scripts/step.py`` calling
+        :func:`neuroneval.pipeline.runner.run_rule`): its top level and the library definitions it names directly
+        are reached, but not followed further, since their computed import is the step itself, not the whole
+        library."""
+        pinned: set[tuple[_Source, str]] = set()
+        for dispatcher in dispatchers:
+            source = self.entry(dispatcher)
+            pinned.add((source, ""))
+            bound = self.imports(source, "")
+            for head, _ in source.scan("")[1]:
+                for target in bound.get(head, ()):
+                    pinned.update(self._target_nodes(target))
         todo: list[tuple[_Source, str]] = []
         for entry in entries:
             source = self.entry(entry)
@@ -408,6 +421,7 @@ class CodeIndex:
             if node not in reached:
                 reached.add(node)
                 todo.extend(self._edges(*node))
+        reached |= pinned
         units = {(source.name, name): source.digest(name) for source, name in reached}
         files = sorted({source.path for source, _ in reached if source.path.is_file()})
         return Closure(tuple(Path(entry) for entry in entries), units, tuple(files))
@@ -469,13 +483,21 @@ class StepVersions:
 
     Rules pass it as ``params: step=...`` and run ``workflow/scripts/step.py``, which calls the function the param
     names (:func:`neuroneval.pipeline.runner.run_rule`). The param is what Snakemake's params trigger compares, so
-    a change to that code reruns the rule and nothing else; :meth:`check` makes sure every rule does this."""
+    a change to that code reruns the rule and nothing else; :meth:`check` makes sure every rule does this. The
+    entry script and ``run_rule`` are in every step's code (a dispatcher of :meth:`CodeIndex.closure`): a change
+    to them reruns every rule.
+
+    ``script``: the entry script, by default ``workflow/scripts/step.py`` beside the ``src`` folder of the index."""
 
     PARAM = "step"
     SCRIPT = "step.py"
 
-    def __init__(self, index: CodeIndex | None = None) -> None:
+    def __init__(self, index: CodeIndex | None = None, script: Path | None = None) -> None:
         self.index = index or CodeIndex()
+        self.script = Path(script) if script is not None else self.index.root.parent / "workflow/scripts" / self.SCRIPT
+        if not self.script.is_file():
+            raise FileNotFoundError(f"{self.script}: the workflow's entry script (workflow/scripts/{self.SCRIPT}) is "
+                                    f"missing; step versions include its code")
         self.steps = pipeline_steps(self.index.root)
         self._versions: dict[str, str] = {}
 
@@ -489,7 +511,8 @@ class StepVersions:
     def __call__(self, step: str) -> str:
         if step not in self._versions:
             located = self.locate(step)
-            self._versions[step] = f"{located}@{self.index.closure(steps=[located]).version}"
+            version = self.index.closure(steps=[located], dispatchers=[self.script]).version
+            self._versions[step] = f"{located}@{version}"
         return self._versions[step]
 
     def check(self, rules: Iterable[Any]) -> None:

@@ -18,9 +18,16 @@ from neuroneval.pipeline.runner import StepIO
 EVALUATION_TOKENS = 65_536  # probe tokens on which a trained LM's perplexity is reported (its card)
 
 
+def _model_name(path: str) -> str:
+    """``data/models/vision_cnn.pt`` → ``data/models/vision_cnn``: how errors name a model."""
+    return str(Path(path).with_suffix("")) if Path(path).suffix == ".pt" else str(path)
+
+
 def train_vision_classifier(job: StepIO) -> None:
-    """Train one of the world's image classifiers (``models.<name>`` in params); write checkpoint and card."""
+    """Train one of the world's image classifiers (``models.<name>`` in params); write checkpoint and card, unless
+    its held-out accuracy does not beat chance (:func:`neuroneval.models.quality.check_beats_baseline`)."""
     from neuroneval.models.classifier import ClassifierTraining, save_checkpoint, train_classifier
+    from neuroneval.models.quality import ACCURACY, check_beats_baseline
     from neuroneval.settings import select_concepts
     from neuroneval.worlds import load_vision_world
 
@@ -34,9 +41,12 @@ def train_vision_classifier(job: StepIO) -> None:
         concept_targets = world.labels[concept_names].to_numpy(dtype=np.float32)
         config["n_concepts"] = len(concept_names)
     training = ClassifierTraining.from_params(spec["training"])
+    source = _model_name(job.output.checkpoint)
     model, report = train_classifier(spec["architecture"], config, world.images, world.class_index, training,
-                                     concept_targets=concept_targets)
+                                     concept_targets=concept_targets, desc=f"train {source}")
     print(json.dumps(report, indent=2))
+    check_beats_baseline(source, ACCURACY, report["holdout_accuracy"], report["chance_accuracy"],
+                         loss=report["final_train_loss"])
     report = {**report, "concept_names": concept_names} if concept_names else report
     save_checkpoint(model, job.output.checkpoint, architecture=spec["architecture"], config=config, report=report,
                     class_names=world.class_names)
@@ -46,9 +56,11 @@ def train_language_model(job: StepIO) -> None:
     """Train one GPT-2-style LM (``models.language.<name>``) on the train split; save it with its card.
 
     The card (``training_report.json``) adds the perplexity on the first probe tokens next to the unigram
-    perplexity of the training counts: the baseline a next-token model must beat.
+    perplexity of the training counts: the baseline a next-token model must beat, or the job fails
+    (:func:`neuroneval.models.quality.check_beats_baseline`).
     """
     from neuroneval.models.lm import LMTraining, perplexity, save_lm, train_lm, unigram_perplexity
+    from neuroneval.models.quality import PERPLEXITY, check_beats_baseline
     from neuroneval.worlds.text import load_text_world
 
     train = load_text_world(Path(job.input.train))
@@ -57,12 +69,14 @@ def train_language_model(job: StepIO) -> None:
     model, report = train_lm(train.token_ids, len(train.vocabulary), size=spec["size"],
                              context_length=spec["context_length"], tie_embeddings=spec.get("tie_embeddings", True),
                              training=LMTraining.from_params(spec["training"]),
-                             desc=f"train {job.wildcards.lm}")
+                             desc=f"train {_model_name(job.output[0])}")
     evaluation = probe.token_ids[:EVALUATION_TOKENS]
     report["probe_perplexity"] = round(perplexity(model, evaluation, context_length=spec["context_length"]), 4)
     report["unigram_perplexity"] = round(unigram_perplexity(train.token_ids, evaluation, len(train.vocabulary)), 4)
     report["evaluation_tokens"] = int(evaluation.size)
     print(json.dumps(report, indent=2))
+    check_beats_baseline(_model_name(job.output[0]), PERPLEXITY, report["probe_perplexity"],
+                         report["unigram_perplexity"], loss=report["final_loss"])
     save_lm(model, job.output[0], vocabulary=train.vocabulary, report=report)
 
 
@@ -75,16 +89,19 @@ def train_contrastive_model(job: StepIO) -> None:
     world = load_vision_world(Path(job.input.world))
     spec = job.params.spec
     model, tokenizer, report = train_clip(world.images, world.captions, spec["config"],
-                                          TrainingOptions.from_params(spec["training"]))
+                                          TrainingOptions.from_params(spec["training"]),
+                                          desc=f"train {_model_name(job.output.checkpoint)}")
     print(json.dumps(report, indent=2))
     save_clip(model, tokenizer, job.output.checkpoint, config=spec["config"], report=report)
 
 
 def train_probe(job: StepIO) -> None:
     """Linear probe ``models.probes.<name>``: one logistic unit per attribute concept on frozen CLIP embeddings,
-    trained and measured by :func:`neuroneval.models.probe.train_probe_with_holdout` (last 10 % held out)."""
+    trained and measured by :func:`neuroneval.models.probe.train_probe_with_holdout` (last 10 % held out); the job
+    fails unless its held-out concept accuracy beats the majority value's."""
     from neuroneval.models.clip import embed_images, load_clip
     from neuroneval.models.probe import ProbeTraining, save_probe, train_probe_with_holdout
+    from neuroneval.models.quality import CONCEPT_ACCURACY, check_beats_baseline
     from neuroneval.settings import select_concepts
     from neuroneval.worlds import load_vision_world
 
@@ -95,9 +112,11 @@ def train_probe(job: StepIO) -> None:
     result = train_probe_with_holdout(embed_images(clip, world.images),
                                       world.labels[concept_names].to_numpy(dtype=np.float32),
                                       ProbeTraining.from_params(spec["training"]),
-                                      source=f"models.probes.{job.wildcards.probe}")
+                                      source=_model_name(job.output.checkpoint))
     card = {"architecture": "linear_probe", "features": spec["features"], "concept_names": concept_names,
             **result.card()}
     print(json.dumps(card, indent=2))
+    check_beats_baseline(_model_name(job.output.checkpoint), CONCEPT_ACCURACY, result.holdout_accuracy,
+                         result.chance_accuracy)
     save_probe(job.output.checkpoint, result.probe, concept_names)
     io.write_json(job.output.card, card)
