@@ -184,6 +184,22 @@ def _validate(table: str, kind: str) -> None:
     frame, metadata = reader(table)
     print(f"{table}: ok, {len(frame)} inputs x {frame.shape[1] - 1} {kind} columns; metadata keys: "
           f"{sorted(metadata)}")
+    if kind == "activation":
+        _list_degenerate_units(frame)
+
+
+def _list_degenerate_units(frame: pd.DataFrame) -> None:
+    """Print the constant and near-dead units of an activation table, one line each (docs/design.md §5.6)."""
+    from neuroneval.metrics.unit_checks import degenerate_units
+
+    units = degenerate_units(io.value_matrix(frame), [column for column in frame.columns if column != io.ID_COLUMN])
+    if not units.degenerate.any():
+        print(f"no constant or near-dead unit (each varies on at least {units.min_varying_inputs} inputs)")
+        return
+    print(f"degenerate units: {units.summary()}")
+    for name, status, varying in zip(units.unit_names, units.status, units.varying_inputs, strict=True):
+        if status != "ok":
+            print(f"  {name}: {status} (varies on {varying} of {units.n_inputs} inputs)")
 
 
 def _score(arguments: argparse.Namespace) -> None:
@@ -206,8 +222,21 @@ def _score(arguments: argparse.Namespace) -> None:
         "concept": np.tile(concept_names, len(unit_names)),
         "score": scores.ravel(),
     })
+    tidy = _flag_degenerate_scores(tidy, activations, alpha=getattr(options, "alpha", None))
     io.write_csv(arguments.out, tidy, float_format="%.8g")
     print(f"wrote {len(tidy)} scores to {arguments.out}")
+
+
+def _flag_degenerate_scores(tidy: pd.DataFrame, activations: pd.DataFrame, *, alpha: float | None) -> pd.DataFrame:
+    """``score``'s table with the ``degenerate`` column (docs/design.md §5.6); warns on a too-small top-α."""
+    from neuroneval.metrics.unit_checks import degenerate_units, flag_degenerate_rows, warn_small_probe_set
+
+    if alpha is not None:
+        warn_small_probe_set(len(activations), "alpha", alpha, where="score")
+    units = degenerate_units(io.value_matrix(activations),
+                             [column for column in activations.columns if column != io.ID_COLUMN])
+    return flag_degenerate_rows(tidy, units, consequence="their scores are kept (documented values) but flagged "
+                                "(column 'degenerate'): never rank them as well explained")
 
 
 def method_option(text: str) -> tuple[str, object]:
@@ -253,8 +282,24 @@ def _explain(arguments: argparse.Namespace) -> None:
             captions = [by_id[i] for i in activations[io.ID_COLUMN]]
         probing = ProbingData.build(concepts, captions=captions)
         frame = explain(arguments.method, activations, probing, options)
+    frame = _flag_degenerate_explanations(arguments.method, frame, activations, options)
     write_explanations(arguments.out, frame)
     print(f"wrote {len(frame)} {arguments.method} explanations to {arguments.out}")
+
+
+def _flag_degenerate_explanations(method: str, frame: pd.DataFrame, activations: pd.DataFrame,
+                                  params: dict[str, object]) -> pd.DataFrame:
+    """``explain``'s table with the ``degenerate`` column and NaN scores for those units (docs/explain.md); warns
+    on a too-small top quantile."""
+    from neuroneval.explain import METHODS
+    from neuroneval.explain.unit_status import flag_degenerate_explanations, warn_small_quantile
+    from neuroneval.metrics.unit_checks import degenerate_units
+
+    if method in METHODS:
+        warn_small_quantile(method, METHODS[method].options.from_params(params), len(activations))
+    units = degenerate_units(io.value_matrix(activations),
+                             [column for column in activations.columns if column != io.ID_COLUMN])
+    return flag_degenerate_explanations(frame, units)
 
 
 def _crowd_design(arguments: argparse.Namespace) -> None:
