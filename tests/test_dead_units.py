@@ -224,3 +224,20 @@ def test_viewer_badges_dead_units_and_sorts_them_last(digits_mlp: SettingData) -
     assert page.count('class="card degenerate"') == 3
     assert page.count('<span class="badge"') == 3
     assert "3 constant or near-dead unit(s) badged and sorted last" in page
+
+
+def test_sanity_units_of_an_iou_truth_setting_are_never_dead(digits_mlp: SettingData) -> None:
+    from neuroneval.meta import MetaOptions, truth_mask, validation_split
+    from neuroneval.sanity.experimental import experimental_test
+    from neuroneval.settings import truth_frame
+
+    with pytest.warns(DegenerateUnitWarning):
+        truth = truth_mask(truth_frame(iou_truth(digits_mlp, alpha=0.05, prefixes=["class:"])),
+                           digits_mlp.unit_names, digits_mlp.concept_names)
+    val_units, test_units = validation_split(truth, MetaOptions())  # as pipeline.sanity_steps splits them
+    tested = {digits_mlp.unit_names[k] for k in (*val_units, *test_units)}
+    assert not tested & _expected_degenerate(digits_mlp)
+    pairs = np.argwhere(truth[test_units])
+    pairs[:, 0] = test_units[pairs[:, 0]]
+    table = experimental_test("correlation", digits_mlp.activations, digits_mlp.concepts, pairs, seed=0)
+    assert set(table["test"]) == {"missing", "extra"} and (table["n_pairs"] == len(pairs)).all()
