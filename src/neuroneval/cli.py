@@ -194,7 +194,7 @@ def _list_degenerate_units(frame: pd.DataFrame) -> None:
 
     units = degenerate_units(io.value_matrix(frame), [column for column in frame.columns if column != io.ID_COLUMN])
     if not units.degenerate.any():
-        print(f"no constant or near-dead unit (each varies on at least {units.min_varying_inputs} inputs)")
+        print(f"no constant or near-dead unit (each varies on at least {units.varying_threshold:g} inputs)")
         return
     print(f"degenerate units: {units.summary()}")
     for name, status, varying in zip(units.unit_names, units.status, units.varying_inputs, strict=True):

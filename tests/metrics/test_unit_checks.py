@@ -57,6 +57,13 @@ def test_status_follows_the_definition_with_np_ptp_and_a_loop_as_oracle() -> Non
     assert only_constant.names() == ["u4", "u5"]
 
 
+def test_a_unit_varying_on_half_a_tiny_probe_set_is_not_near_dead() -> None:
+    matrix = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.5, 0.0]])  # 4 inputs: v = 2 and 0
+    units = degenerate_units(matrix, ["half", "flat"])
+    assert units.varying_threshold == 2
+    assert units.status == ["ok", "constant"]
+
+
 def test_warning_names_the_first_units_and_the_count() -> None:
     matrix = np.hstack([np.zeros((20, 8)), np.arange(20.0)[:, None]])
     units = degenerate_units(matrix, [f"dead{k}" for k in range(8)] + ["alive"])

@@ -12,10 +12,11 @@ it *varies* is
 .. math:: v_k = \\min\\big(\\#\\{i : a_i > \\min_j a_j\\},\\ \\#\\{i : a_i < \\max_j a_j\\}\\big),
 
 the inputs off its floor (a ReLU unit's active inputs) or, for a unit saturated at its ceiling, off its ceiling.
-The unit is **constant** when ``v_k = 0`` (``max == min``) and **near-dead** when ``0 < v_k < m``
+The unit is **constant** when ``v_k = 0`` (``max == min``) and **near-dead** when ``0 < v_k < min(m, n/2)``
 (``m = UnitCheckOptions.min_varying_inputs``, default 5): fewer than ``m`` inputs tell its top inputs from the
 rest, so a top fraction larger than ``v_k / n`` ties at the floor and marks every input active, as for a constant
-unit. Both are *degenerate*. The check costs one column min, max and two counts.
+unit (the ``n/2`` keeps a unit that varies on half of a tiny probe set from counting as dead). Both are
+*degenerate*. The check costs one column min, max and two counts.
 """
 
 from __future__ import annotations
@@ -88,14 +89,19 @@ class DegenerateUnits:
         return self.varying_inputs == 0
 
     @property
+    def varying_threshold(self) -> float:
+        """``min(min_varying_inputs, n/2)``: a unit that varies on fewer inputs is degenerate."""
+        return min(float(self.min_varying_inputs), self.n_inputs / 2)
+
+    @property
     def near_dead(self) -> np.ndarray:
-        """(K,) bool: varies on at least one but fewer than ``min_varying_inputs`` inputs."""
-        return (self.varying_inputs > 0) & (self.varying_inputs < self.min_varying_inputs)
+        """(K,) bool: varies on at least one input but on fewer than :attr:`varying_threshold`."""
+        return (self.varying_inputs > 0) & (self.varying_inputs < self.varying_threshold)
 
     @property
     def degenerate(self) -> np.ndarray:
         """(K,) bool: constant or near-dead."""
-        return self.varying_inputs < self.min_varying_inputs
+        return self.constant | self.near_dead
 
     @property
     def status(self) -> list[str]:
@@ -121,7 +127,7 @@ class DegenerateUnits:
         if constant:
             parts.append(f"{len(constant)} constant unit(s) ({_listing(constant)})")
         if near_dead:
-            parts.append(f"{len(near_dead)} near-dead unit(s) varying on fewer than {self.min_varying_inputs} "
+            parts.append(f"{len(near_dead)} near-dead unit(s) varying on fewer than {self.varying_threshold:g} "
                          f"inputs ({_listing(near_dead)})")
         if not parts:
             return ""
@@ -139,11 +145,12 @@ def degenerate_units(activations: np.ndarray, unit_names: Sequence[str] | None =
     """Find the constant and near-dead units of an (n inputs × K units) activation matrix.
 
     ``v_k = min(#{i: a_ik > min_i a_ik}, #{i: a_ik < max_i a_ik})`` (the module docstring); ``v_k = 0`` is a
-    constant unit, ``0 < v_k < options.min_varying_inputs`` a near-dead one. Activations must be finite (the
+    constant unit, ``0 < v_k < min(options.min_varying_inputs, n/2)`` a near-dead one. Activations must be finite (the
     data contract); names default to ``"0" … "K-1"``.
 
-    >>> units = degenerate_units(np.array([[0., 1., 0.], [0., 2., 0.], [0., 3., 5.]]), ["dead", "ok", "rare"],
-    ...                          options=UnitCheckOptions(min_varying_inputs=2))
+    >>> rare = np.zeros(8)
+    >>> rare[3] = 5.0
+    >>> units = degenerate_units(np.column_stack([np.zeros(8), np.arange(8.0), rare]), ["dead", "ok", "rare"])
     >>> units.status
     ['constant', 'ok', 'near_dead']
     """
