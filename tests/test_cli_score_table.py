@@ -44,7 +44,8 @@ def test_several_metrics_in_one_tidy_file(tables, tmp_path: Path, suffix: str) -
     out = tmp_path / f"scores{suffix}"
     assert _run(tables, out, "--metric", "iou,auc,correlation,wpmi", "--alpha", "0.05", "--lam", "0.5") == 0
     written = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
-    assert list(written.columns) == ["unit", "concept", "metric", "alpha", "lam", "top_alpha", "score"]
+    assert list(written.columns) == ["unit", "concept", "metric", "alpha", "lam", "top_alpha", "score", "degenerate"]
+    assert not written["degenerate"].any()  # random tables: every unit varies
     assert written["metric"].astype(str).unique().tolist() == ["iou", "auc", "correlation", "wpmi"]
     for metric in ["iou", "auc", "correlation", "wpmi"]:
         rows = written[written["metric"] == metric]
@@ -65,7 +66,7 @@ def test_all_metrics(tables, tmp_path: Path) -> None:
     assert written["metric"].unique().tolist() == list(METRICS)
     assert len(written) == len(METRICS) * N_UNITS * N_CONCEPTS
     assert list(written.columns) == ["unit", "concept", "metric", "alpha", "lam", "tr_top_fraction", "tr_n_top",
-                                     "tr_n_random", "top_alpha", "score"]
+                                     "tr_n_random", "top_alpha", "score", "degenerate"]
 
 
 def test_a_parameter_no_metric_takes_is_an_error(tables, tmp_path: Path, capsys) -> None:

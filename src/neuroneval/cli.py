@@ -51,7 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -266,10 +266,26 @@ def _validate(table: str, kind: str) -> None:
     frame, metadata = reader(table)
     print(f"{table}: ok, {len(frame)} inputs x {frame.shape[1] - 1} {kind} columns; metadata keys: "
           f"{sorted(metadata)}")
+    if kind == "activation":
+        _list_degenerate_units(frame)
+
+
+def _list_degenerate_units(frame: pd.DataFrame) -> None:
+    """Print the constant and near-dead units of an activation table, one line each (docs/design.md §5.6)."""
+    from neuroneval.metrics.unit_checks import degenerate_units
+
+    units = degenerate_units(io.value_matrix(frame), [column for column in frame.columns if column != io.ID_COLUMN])
+    if not units.degenerate.any():
+        print(f"no constant or near-dead unit (each varies on at least {units.varying_threshold:g} inputs)")
+        return
+    print(f"degenerate units: {units.summary()}")
+    for name, status, varying in zip(units.unit_names, units.status, units.varying_inputs, strict=True):
+        if status != "ok":
+            print(f"  {name}: {status} (varies on {varying} of {units.n_inputs} inputs)")
 
 
 def _score(arguments: argparse.Namespace) -> None:
-    from neuroneval.metrics import get_spec, score_table_chunks
+    from neuroneval.metrics import DEFAULTS, get_spec, score_table_chunks
     from neuroneval.metrics.table import metric_names
     from neuroneval.tidy_writer import write_tidy
 
@@ -285,8 +301,28 @@ def _score(arguments: argparse.Namespace) -> None:
                           second_source=arguments.concepts)
     pieces = score_table_chunks(names, activations, concepts, progress=arguments.progress, ties=arguments.ties,
                                 seed=arguments.seed, memory_budget=arguments.memory_budget, **given)
-    rows = write_tidy(arguments.out, pieces, float_format="%.8g")
+    alpha = given.get("alpha", DEFAULTS["alpha"]) if any("alpha" in get_spec(m).params for m in names) else None
+    rows = write_tidy(arguments.out, _flag_degenerate_pieces(pieces, activations, alpha=alpha),
+                      float_format="%.8g")
     print(f"wrote {rows} scores ({len(names)} metric(s)) to {arguments.out}")
+
+
+def _flag_degenerate_pieces(pieces: Iterator[pd.DataFrame], activations: pd.DataFrame, *,
+                            alpha: float | None) -> Iterator[pd.DataFrame]:
+    """``score``'s tidy pieces with the ``degenerate`` column (docs/design.md §5.6): one warning naming the
+    constant and near-dead units, and one when the top-α selects too few inputs."""
+    from neuroneval.metrics.unit_checks import DEGENERATE_COLUMN, degenerate_units, warn_small_probe_set
+
+    if alpha is not None:
+        warn_small_probe_set(len(activations), "alpha", alpha, where="score")
+    units = degenerate_units(io.value_matrix(activations),
+                             [column for column in activations.columns if column != io.ID_COLUMN])
+    units.warn("their scores are kept (documented values) but flagged (column 'degenerate'): never rank them as "
+               "well explained")
+    flags = units.by_name()
+    for piece in pieces:
+        piece[DEGENERATE_COLUMN] = piece["unit"].astype(str).map(flags).fillna(False).astype(bool)
+        yield piece
 
 
 def method_option(text: str) -> tuple[str, object]:
@@ -337,8 +373,24 @@ def _explain(arguments: argparse.Namespace) -> None:
             captions = [by_id[i] for i in activations[io.ID_COLUMN]]
         probing = ProbingData.build(concepts, captions=captions)
         frame = explain(arguments.method, activations, probing, options)
+    frame = _flag_degenerate_explanations(arguments.method, frame, activations, options)
     write_explanations(arguments.out, frame)
     print(f"wrote {len(frame)} {arguments.method} explanations to {arguments.out}")
+
+
+def _flag_degenerate_explanations(method: str, frame: pd.DataFrame, activations: pd.DataFrame,
+                                  params: dict[str, object]) -> pd.DataFrame:
+    """``explain``'s table with the ``degenerate`` column and NaN scores for those units (docs/explain.md); warns
+    on a too-small top quantile."""
+    from neuroneval.explain import METHODS
+    from neuroneval.explain.unit_status import flag_degenerate_explanations, warn_small_quantile
+    from neuroneval.metrics.unit_checks import degenerate_units
+
+    if method in METHODS:
+        warn_small_quantile(method, METHODS[method].options.from_params(params), len(activations))
+    units = degenerate_units(io.value_matrix(activations),
+                             [column for column in activations.columns if column != io.ID_COLUMN])
+    return flag_degenerate_explanations(frame, units)
 
 
 def _crowd_design(arguments: argparse.Namespace) -> None:

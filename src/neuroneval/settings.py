@@ -139,9 +139,12 @@ def iou_truth(data: SettingData, *, alpha: float, prefixes: Sequence[str] = ()) 
     ``IoU_kt = |B_α(a_k) ∩ B(c_t)| / |B_α(a_k) ∪ B(c_t)|`` over all (unit, concept) pairs at once
     (:func:`neuroneval.metrics.score`); candidates are the concepts starting with ``prefixes`` (all when
     empty). Ties go to the first concept in column order; a unit whose best IoU is 0 overlaps no concept and
-    gets no truth.
+    gets no truth. Nor does a degenerate unit (constant or near-dead,
+    :func:`neuroneval.metrics.unit_checks.degenerate_units`): top-α binarization marks all its inputs active, so
+    its IoU is a concept's positive rate, often the best of the layer; a warning names the units left out.
     """
     from neuroneval.metrics import score
+    from neuroneval.metrics.unit_checks import degenerate_units
 
     candidates = [index for index, name in enumerate(data.concept_names)
                   if not prefixes or name.startswith(tuple(prefixes))]
@@ -149,8 +152,10 @@ def iou_truth(data: SettingData, *, alpha: float, prefixes: Sequence[str] = ()) 
         raise ValueError(f"no concept starts with any of {list(prefixes)}")
     iou = score("iou", data.activations, data.concepts[:, candidates], alpha=alpha)
     best = iou.argmax(axis=1)
+    units = degenerate_units(data.activations, data.unit_names)
+    units.warn("they get no IoU truth concept", stacklevel=2)
     return {unit: [data.concept_names[candidates[best[row]]]]
-            for row, unit in enumerate(data.unit_names) if iou[row, best[row]] > 0}
+            for row, unit in enumerate(data.unit_names) if iou[row, best[row]] > 0 and not units.degenerate[row]}
 
 
 def setting_truth_pairs(setting: Mapping[str, Any], data: SettingData) -> dict[str, list[str]]:

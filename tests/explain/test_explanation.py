@@ -105,6 +105,16 @@ def test_csv_round_trip(tmp_path) -> None:
     assert not list(path.parent.glob("*.tmp*"))
 
 
+def test_csv_round_trip_keeps_missing_scores_and_the_degenerate_flag(tmp_path) -> None:
+    frame = explanation_frame(["u0", "u1", "u2"], [Concept("a"), Concept("b"), Concept("a")],
+                              {"iou": [0.5, float("nan"), 0.25]}).assign(degenerate=[False, True, False])
+    back = read_explanations(write_explanations(tmp_path / "m.csv", frame))
+    pd.testing.assert_frame_equal(back, frame)
+    frame.assign(iou=["0.5", "", "high"]).to_csv(tmp_path / "text.csv", index=False)
+    with pytest.raises(ValueError, match="score column 'iou' must be numeric"):
+        read_explanations(tmp_path / "text.csv")
+
+
 @pytest.mark.parametrize("change, message", [
     ({"kind": ["concept", "sentence"]}, "kind 'sentence'"),
     ({"length": [1, 5]}, "length 5"),

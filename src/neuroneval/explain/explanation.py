@@ -517,6 +517,15 @@ def write_explanations(path: str | os.PathLike, frame: pd.DataFrame) -> Path:
 
 
 def read_explanations(path: str | os.PathLike) -> pd.DataFrame:
-    """Read and validate an explanations CSV; ``unit``, ``explanation`` and ``kind`` stay strings."""
+    """Read and validate an explanations CSV; ``unit``, ``explanation`` and ``kind`` stay strings, and an empty
+    cell of a score column is a missing score (NaN, as :func:`write_explanations` writes one)."""
     frame = pd.read_csv(path, dtype={"unit": str, "explanation": str, "kind": str}, keep_default_na=False)
+    for column in frame.columns[len(CSV_COLUMNS):]:
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values):
+            continue
+        try:
+            frame[column] = pd.to_numeric(values.mask(values.astype(str).str.strip() == "", np.nan))
+        except (TypeError, ValueError):
+            continue  # not numeric: validate_explanations names the column
     return validate_explanations(frame, source=str(path))

@@ -55,6 +55,12 @@ class Card:
     inputs: tuple[InputView, ...]
     explanations: tuple[tuple[str, str], ...] = ()  # (method, explanation)
     scores: Mapping[str, float] = field(default_factory=dict)  # metric -> score for the (first) known concept
+    status: str = "ok"  # ok | near_dead | constant (neuroneval.metrics.unit_checks.UNIT_STATUSES)
+
+    @property
+    def degenerate(self) -> bool:
+        """Whether the unit is constant or near-dead: its card gets a badge and sorts last."""
+        return self.status != "ok"
 
 
 def world_directory(dataset: str, root: Path = Path("data")) -> Path:
@@ -124,8 +130,12 @@ def assemble_cards(activations: np.ndarray, unit_names: Sequence[str], concepts:
 
     ``activations`` is (inputs × units) with columns ``unit_names``; ``concepts`` (inputs × concepts) with columns
     ``concept_names``; ``render(row, activation)`` turns an input row into an :class:`InputView`. Scores are
-    those of each unit's first known concept that the concept table has (NaN when it has none).
+    those of each unit's first known concept that the concept table has (NaN when it has none). Degenerate units
+    (constant or near-dead, :func:`neuroneval.metrics.unit_checks.degenerate_units`) get their ``status`` and
+    come last, so the page never shows one first as if it were well explained.
     """
+    from neuroneval.metrics.unit_checks import degenerate_units
+
     known = truth_by_unit(truth)
     column = {name: position for position, name in enumerate(unit_names)}
     concept_column = {name: position for position, name in enumerate(concept_names)}
@@ -142,14 +152,16 @@ def assemble_cards(activations: np.ndarray, unit_names: Sequence[str], concepts:
     scores = {unit: {metric: float(values[metric][index]) for metric in metrics}
               for index, unit in enumerate(scored)}
     texts = explanations_by_unit(explanations or {})
+    status = dict(zip(unit_names, degenerate_units(activations, unit_names).status, strict=True))
     cards = []
     for unit in units:
         rows = top_inputs(activations[:, column[unit]], top_k)
         views = tuple(render(int(row), float(activations[row, column[unit]])) for row in rows)
         cards.append(Card(unit=unit, concepts=tuple(known[unit]), inputs=views,
                           explanations=tuple(texts.get(unit, [])),
-                          scores=scores.get(unit, {metric: float("nan") for metric in metrics})))
-    return cards
+                          scores=scores.get(unit, {metric: float("nan") for metric in metrics}),
+                          status=status[unit]))
+    return sorted(cards, key=lambda card: card.degenerate)
 
 
 def png_base64(image: np.ndarray, *, scale: int = 1) -> str:
@@ -239,6 +251,9 @@ ul.expl { margin: 0; padding-left: 16px; font-size: 13px; }
 ul.expl b { color: var(--muted); font-weight: 600; }
 td.num { font-variant-numeric: tabular-nums; text-align: right; white-space: nowrap; }
 .none { color: var(--muted); font-style: italic; }
+.badge { display: inline-block; background: #D55E00; color: white; border-radius: 4px; padding: 0 5px;
+         margin-left: 6px; font-size: 11px; font-weight: 600; }
+tr.card.degenerate { opacity: .7; }
 """
 
 _SCRIPT = """
@@ -266,6 +281,8 @@ _SCRIPT = """
       var body = table.tBodies[0];
       var rows = Array.prototype.slice.call(body.rows);
       rows.sort(function (a, b) {
+        var dead = a.classList.contains('degenerate') - b.classList.contains('degenerate');
+        if (dead !== 0) { return dead; }
         var x = key(a, index, type), y = key(b, index, type);
         var order = x < y ? -1 : (x > y ? 1 : 0);
         return descending ? -order : order;
@@ -296,6 +313,11 @@ def _input_html(view: InputView) -> str:
     return f'<figure title="{_escape(title)}">#{view.input_id}<br>{view.activation:.3g}</figure>'
 
 
+#: Tooltip of a degenerate unit's badge.
+_STATUS_TITLE = {"constant": "the unit takes one value on every input: nothing to explain",
+                 "near_dead": "the unit varies on too few inputs to be explained"}
+
+
 def _unit_key(unit: str) -> str:
     """Sort key of a unit name: numbers by value (zero-padded), other names as they are."""
     return f"{int(unit):012d}" if unit.isdigit() else unit
@@ -322,7 +344,9 @@ def render_page(setting: str, cards: Sequence[Card], *, metrics: Sequence[str], 
                 f"<li><b>{_escape(method)}</b>: {_escape(text)}</li>" for method, text in card.explanations) + "</ul>"
         else:
             explanations = '<span class="none">none built</span>'
-        cells = [f'<td data-sort="{_escape(_unit_key(card.unit))}">{_escape(card.unit)}</td>',
+        badge = (f'<span class="badge" title="{_STATUS_TITLE[card.status]}">{card.status.replace("_", "-")}</span>'
+                 if card.degenerate else "")
+        cells = [f'<td data-sort="{_escape(_unit_key(card.unit))}">{_escape(card.unit)}{badge}</td>',
                  f"<td>{concepts}</td>",
                  f'<td data-sort="{top:.9g}"><div class="inputs">{inputs}</div></td>',
                  f'<td data-sort="{len(card.explanations)}">{explanations}</td>']
@@ -330,9 +354,14 @@ def render_page(setting: str, cards: Sequence[Card], *, metrics: Sequence[str], 
             value = card.scores.get(metric, float("nan"))
             shown = "–" if not np.isfinite(value) else f"{value:.3f}"
             cells.append(f'<td class="num" data-sort="{value:.9g}">{shown}</td>')
-        rows.append(f'<tr class="card" data-unit="{_escape(card.unit)}">{"".join(cells)}</tr>')
+        kind = "card degenerate" if card.degenerate else "card"
+        rows.append(f'<tr class="{kind}" data-unit="{_escape(card.unit)}">{"".join(cells)}</tr>')
+    degenerate = sum(card.degenerate for card in cards)
     lead = [f"{len(cards)} units with a known concept", f"metrics: {', '.join(metrics) or 'none'}",
             f"explanation methods: {', '.join(methods) or 'none built'}", *notes]
+    if degenerate:
+        lead.append(f"{degenerate} constant or near-dead unit(s) badged and sorted last: their scores measure "
+                    "concept base rates, not the unit")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

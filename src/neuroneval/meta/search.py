@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from neuroneval.meta.auprc import bootstrap_meta_auprc, meta_auprc, own_concept_first
 from neuroneval.metrics import FeatureCache, MetricOptions, get_spec, score_grid, score_units
+from neuroneval.metrics.unit_checks import TiedGridWarning
 
 
 def split_units(n_units: int, *, val_fraction: float, seed: int, min_val_units: int = 1) -> tuple[np.ndarray,
@@ -96,7 +98,8 @@ def evaluate_metric(
 ) -> MetaResult:
     """Choose the metric's α/λ by validation meta-AUPRC, then report meta-AUPRC on the test units.
 
-    Ties in the validation score go to the first grid point (grids are listed in ascending order). WPMI is
+    Ties in the validation score go to the first grid point (grids are listed in ascending order); a grid whose
+    points all tie gets a :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` (:func:`warn_tied_grid`). WPMI is
     linear in λ, so the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
     ``options`` (``ties``, ``seed``, ...; shared by the metrics, each taking the fields it has,
     :meth:`~neuroneval.metrics.MetricSpec.options_from`) hold in every evaluation, the grid setting α/λ; ``cache``
@@ -124,9 +127,10 @@ def evaluate_metric(
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
     else:
         val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed, cache, progress)
+        val_auprcs = [meta_auprc(val_scores, truth[val_units], higher_is_better=higher) for val_scores in val_grid]
+        warn_tied_grid(metric, grid, val_auprcs)
         best_val, best_params = -math.inf, {}
-        for point, val_scores in zip(grid, val_grid, strict=True):
-            val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
+        for point, val in zip(grid, val_auprcs, strict=True):
             if val > best_val:
                 best_val, best_params = val, point
         test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed, cache,
@@ -137,6 +141,19 @@ def evaluate_metric(
     top1 = own_concept_first(test_scores, truth[test_units], higher_is_better=higher)
     return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size), low, high,
                       top1)
+
+
+def warn_tied_grid(metric: str, grid: Sequence[Mapping[str, float]], val_auprcs: Sequence[float]) -> bool:
+    """A :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` when a grid of two or more points gives one and
+    the same validation meta-AUPRC everywhere (the search then keeps the first point by its tie rule, a choice
+    the data did not make); names the metric, the value and the grid. Returns whether it warned."""
+    if len(grid) < 2 or len(set(val_auprcs)) > 1:
+        return False
+    points = ", ".join(",".join(f"{name}={value:g}" for name, value in point.items()) for point in grid)
+    warnings.warn(f"{metric}: validation meta-AUPRC is {val_auprcs[0]:.6g} at every one of the {len(grid)} grid "
+                  f"points ({points}); the chosen {dict(grid[0])} is the first point, not a choice made by the data "
+                  f"(more validation units or inputs may tell the points apart)", TiedGridWarning, stacklevel=3)
+    return True
 
 
 def _scores_on_grid(

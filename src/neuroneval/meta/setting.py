@@ -15,8 +15,9 @@ import pandas as pd
 from neuroneval.meta.auprc import truth_mask
 from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
 from neuroneval.metrics import FeatureCache, MetricOptions
+from neuroneval.metrics.unit_checks import warn_small_probe_set
 from neuroneval.metrics.validation import TIES
-from neuroneval.options import Options, check_choice, check_fraction, check_range
+from neuroneval.options import Options, OptionsError, check_choice, check_fraction, check_range
 from neuroneval.progress import progress_bar
 from neuroneval.settings import SettingData
 
@@ -26,17 +27,24 @@ class MetaOptions(Options):
     """The ``meta:`` block of ``params.yaml`` without ``settings`` (validated by the schema), as the library takes
     it: the metrics compared, the α and λ grids searched on validation units (000 Sec. 5), the tie mode, the
     validation split (``val_fraction`` of the known units, at least ``min_val_units``; ``seed``), the unit-feature
-    cache and the bootstrap of meta-AUPRC's interval (``n_boot`` resamples at ``ci_level``)."""
+    cache and the bootstrap of meta-AUPRC's interval (``n_boot`` resamples at ``ci_level``).
 
-    metrics: tuple[str, ...] = ()
-    alpha_grid: tuple[float, ...] = ()
-    lam_grid: tuple[float, ...] = ()
+    The defaults are the ``meta:`` block of the shipped ``params.yaml`` (docs/design.md §4.4; a test keeps them
+    equal): Table 4's 18 metrics, α from 1e-4 to 0.5, λ from 0 to 1 in steps of 0.01, at least 10 validation
+    units, 200 bootstrap resamples. An empty ``metrics`` is an error, not an empty table."""
+
+    metrics: tuple[str, ...] = (
+        "recall", "precision", "f1", "iou", "accuracy", "balanced_accuracy", "inverse_balanced_accuracy", "auc",
+        "inverse_auc", "correlation", "correlation_tr", "spearman", "spearman_tr", "cosine", "wpmi", "mad", "auprc",
+        "inverse_auprc")
+    alpha_grid: tuple[float, ...] = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+    lam_grid: tuple[float, ...] = tuple(round(step / 100, 2) for step in range(101))
     ties: str = "average"
     val_fraction: float = 0.05
-    min_val_units: int = 1
+    min_val_units: int = 10
     seed: int = 0
     feature_cache_gib: float = 4.0
-    n_boot: int = 0
+    n_boot: int = 200
     ci_level: float = 0.95
 
     def validate(self) -> None:
@@ -44,6 +52,12 @@ class MetaOptions(Options):
         for grid in ("alpha_grid", "lam_grid"):
             object.__setattr__(self, grid, tuple(float(value) for value in getattr(self, grid)))
         object.__setattr__(self, "metrics", tuple(self.metrics))
+        if not self.metrics:
+            raise OptionsError("MetaOptions.metrics is empty: name the metrics to compare (the default is Table 4's "
+                               "18; neuroneval.metrics.METRICS lists every registered one)")
+        for grid in ("alpha_grid", "lam_grid"):
+            if not getattr(self, grid):
+                raise OptionsError(f"MetaOptions.{grid} is empty: the search needs at least one value")
         check_choice(self, "ties", TIES)
         check_fraction(self, "val_fraction", high_open=True)
         check_range(self, "min_val_units", 1, integer=True)
@@ -73,9 +87,14 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     from noise, ``test_top1`` (share of test units whose best-scoring concept is their own,
     :func:`~neuroneval.meta.auprc.own_concept_first`), and the floor ``chance_auprc`` (the share of correct
     pairs among the test pairs: the expected meta-AUPRC of random scores). Rows follow ``options.metrics`` (or
-    ``metrics``) whatever the scoring order.
+    ``metrics``) whatever the scoring order. α values of the grid that select fewer than 10 of the setting's
+    inputs raise a :class:`~neuroneval.metrics.unit_checks.SmallProbeSetWarning` naming them.
     """
     names = list(options.metrics if metrics is None else metrics)
+    if not names:
+        raise ValueError(f"{setting}: no metric to evaluate (metrics is empty)")
+    warn_small_probe_set(data.activations.shape[0], "alpha", options.alpha_grid, where=f"meta {setting}",
+                         stacklevel=2)
     mask = truth_mask(truth, data.unit_names, data.concept_names)
     val_units, test_units = validation_split(mask, options)
     cache = FeatureCache(max_bytes=int(options.feature_cache_gib * 2**30))  # unit features shared by the metrics
