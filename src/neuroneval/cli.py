@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | record | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -52,6 +52,7 @@ import pandas as pd
 
 from neuroneval import __version__, io
 from neuroneval.metrics.validation import TIES
+from neuroneval.record_cli import add_record_parser, run_record
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                          help="a method option (repeatable); VALUE is read as JSON where it parses, else as text")
     explain.add_argument("--captions", help="CSV with input_id,caption (the captions method)")
+
+    add_record_parser(commands)
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -160,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _score(arguments)
         elif arguments.command == "explain":
             _explain(arguments)
+        elif arguments.command == "record":
+            run_record(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:
