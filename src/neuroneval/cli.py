@@ -26,6 +26,11 @@ scores); ``--option`` sets the method's options (JSON values)::
     neuroneval explain --method compexp --option max_length=2 --option beam_size=5 \
         --activations my_units.parquet --concepts my_concepts.parquet --out explanations/mine/compexp.csv
 
+Record your own model's layers on your own inputs into activation tables (docs/record.md)::
+
+    neuroneval record --factory mymodels:digits_cnn --weights digits_cnn.pt --images digits/ --layer act \
+        --out activations/digits_cnn
+
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
 images::
