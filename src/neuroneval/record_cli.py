@@ -89,11 +89,8 @@ def model_spec(arguments: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_record(arguments: argparse.Namespace) -> None:
-    """Load the model and inputs the flags name, record, and print what was written."""
-    from neuroneval.activations.record import RecordOptions, record
-    from neuroneval.activations.record_inputs import array_source, image_folder_source, text_source
-    from neuroneval.activations.record_models import load_record_model
-    from neuroneval.activations.sae import load_sae
+    """Record what the flags name (:func:`neuroneval.activations.record.record_files`) and print what was written."""
+    from neuroneval.activations.record import RecordOptions, record_files
 
     given = [flag for flag in ("images", "array", "text") if getattr(arguments, flag)]
     if len(given) != 1:
@@ -102,24 +99,10 @@ def run_record(arguments: argparse.Namespace) -> None:
                             batch_size=arguments.batch_size, device=arguments.device,
                             max_positions=arguments.max_positions, position_sampling=arguments.position_sampling,
                             seed=arguments.seed, context_length=arguments.context_length,
-                            text_column=arguments.text_column, image_size=arguments.image_size,
-                            progress=arguments.progress)
-    model = load_record_model(model_spec(arguments), image_size=arguments.image_size)
-    if arguments.images:
-        if model.preprocess is None:
-            raise ValueError("this model reads text; give --text, not --images")
-        source = image_folder_source(arguments.images, model.preprocess, batch_size=options.batch_size)
-    elif arguments.array:
-        source = array_source(arguments.array, batch_size=options.batch_size, key=arguments.array_key)
-    else:
-        if model.tokenizer is None:
-            raise ValueError("--text needs a text model with a tokenizer (--hf-model, or a transformers_lm spec)")
-        source = text_source(arguments.text, model.tokenizer, batch_size=options.batch_size,
-                             context_length=options.context_length, max_positions=options.max_positions,
-                             position_sampling=options.position_sampling, seed=options.seed,
-                             text_column=options.text_column)
-    sae = load_sae(arguments.sae) if arguments.sae else None
-    result = record(model, source, arguments.out, options, sae=sae)
+                            text_column=arguments.text_column, array_key=arguments.array_key,
+                            image_size=arguments.image_size, progress=arguments.progress)
+    result = record_files(model_spec(arguments), given[0], getattr(arguments, given[0]), arguments.out, options,
+                          sae_folder=arguments.sae)
     for name, path in result.tables.items():
         print(f"wrote {path} ({name}, {result.n_inputs} inputs)")
     for path in result.side_files.values():

@@ -400,3 +400,88 @@ def test_in_memory_models_and_loaded_specs_describe_themselves() -> None:
         load_record_model({"family": "keras"})
     with pytest.raises(FileNotFoundError, match=r"path .*nowhere\.pt2 does not exist"):
         load_record_model({"family": "torch_export", "path": "nowhere.pt2"})
+
+
+def test_a_text_folder_and_a_saved_dataset_give_the_documents_of_the_text_file(tiny_lm, tmp_path) -> None:
+    import pyarrow as pa
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for index, line in enumerate(tiny_lm["lines"]):
+        (folder / f"doc{index:02d}.txt").write_text(line)
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    halves = [tiny_lm["lines"][:6], tiny_lm["lines"][6:]]
+    for position, half in enumerate(halves):
+        table = pa.table({"id": list(range(len(half))), "body": half})
+        with pa.OSFile(str(saved / f"data-{position:05d}-of-00002.arrow"), "wb") as sink, \
+                pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+    (saved / "state.json").write_text(json.dumps({"_data_files": [{"filename": f"data-{position:05d}-of-00002.arrow"}
+                                                                  for position in range(2)], "_split": "train"}))
+    layer = ["--layer", "transformer.h.0.mlp.act", "--hf-model", tiny_lm["model"]]
+    assert run_cli(*layer, "--text", tiny_lm["corpus"], "--out", tmp_path / "file") == 0
+    assert run_cli(*layer, "--text", folder, "--out", tmp_path / "folder") == 0
+    assert run_cli(*layer, "--text", saved, "--text-column", "body", "--out", tmp_path / "dataset") == 0
+    reference = values_of(tmp_path / "file" / "transformer.h.0.mlp.act.parquet")[1]
+    for name in ("folder", "dataset"):
+        np.testing.assert_array_equal(values_of(tmp_path / name / "transformer.h.0.mlp.act.parquet")[1], reference)
+        assert (tmp_path / name / "tokens.csv").read_text() == (tmp_path / "file" / "tokens.csv").read_text()
+    assert run_cli(*layer, "--text", saved, "--out", tmp_path / "bad") == 2
+
+
+def test_a_torchvision_spec_and_a_transformers_vision_model_record_images(tmp_path) -> None:
+    import torchvision
+    from PIL import Image
+    from transformers import ViTConfig, ViTImageProcessor, ViTModel
+
+    rng = np.random.default_rng(10)
+    folder = tmp_path / "images"
+    folder.mkdir()
+    pictures = rng.integers(0, 256, size=(5, 20, 20, 3), dtype=np.uint8)
+    for index, picture in enumerate(pictures):
+        Image.fromarray(picture).save(folder / f"{index}.png")
+    torch.manual_seed(11)
+    resnet = torchvision.models.resnet18(num_classes=3).eval()
+    torch.save(resnet.state_dict(), tmp_path / "r18.pth")
+    spec = {"family": "torchvision", "arch": "resnet18", "num_classes": 3, "weights_path": str(tmp_path / "r18.pth"),
+            "image_transform": {"resize_size": 16, "crop_size": 16}}
+    assert run_cli("--model-spec", json.dumps(spec), "--images", folder, "--layer", "layer4", "--layer", "logits",
+                   "--out", tmp_path / "resnet") == 0
+    preprocess = load_record_model(spec).preprocess
+    batch = torch.stack([preprocess(Image.open(folder / f"{index}.png")) for index in range(5)])
+    with torch.no_grad():
+        logits = resnet(batch).numpy()
+    np.testing.assert_allclose(values_of(tmp_path / "resnet" / "logits.parquet")[1], logits, rtol=1e-4, atol=1e-5)
+    assert values_of(tmp_path / "resnet" / "layer4.parquet")[1].shape == (5, 512)
+
+    torch.manual_seed(12)
+    vit = ViTModel(ViTConfig(image_size=16, patch_size=4, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                             intermediate_size=32)).eval()
+    vit.save_pretrained(tmp_path / "vit")
+    processor = ViTImageProcessor(size={"height": 16, "width": 16})
+    processor.save_pretrained(tmp_path / "vit")
+    block = next(name for name, _ in vit.named_modules() if name in ("layers.0", "encoder.layer.0"))
+    assert run_cli("--hf-model", tmp_path / "vit", "--hf-modality", "vision", "--images", folder, "--layer", block,
+                   "--pooling", "max", "--out", tmp_path / "vit-out") == 0
+    pixels = processor(images=[Image.open(folder / f"{index}.png").convert("RGB") for index in range(5)],
+                       return_tensors="pt")["pixel_values"]
+    seen = {}
+    handle = dict(vit.named_modules())[block].register_forward_hook(
+        lambda _m, _i, output: seen.__setitem__("out", output[0] if isinstance(output, tuple) else output))
+    with torch.no_grad():
+        vit(pixel_values=pixels)
+    handle.remove()
+    np.testing.assert_allclose(values_of(tmp_path / "vit-out" / f"{block}.parquet")[1],
+                               seen["out"].amax(dim=1).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_transformers_weights_that_would_be_reinitialised_are_refused(tmp_path, capsys) -> None:
+    from transformers import ViTConfig, ViTImageProcessor, ViTModel
+
+    config = ViTConfig(image_size=16, patch_size=4, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                       intermediate_size=32)
+    ViTModel(config, add_pooling_layer=False).save_pretrained(tmp_path / "vit")
+    ViTImageProcessor(size={"height": 16, "width": 16}).save_pretrained(tmp_path / "vit")
+    with pytest.raises(ValueError, match=r"do not match ViTModel .*missing_keys.*pooler"):
+        load_record_model({"family": "transformers", "model_dir": str(tmp_path / "vit"), "modality": "vision"})

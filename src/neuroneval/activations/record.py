@@ -32,8 +32,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,26 +46,38 @@ from torch import nn
 
 from neuroneval import __version__, io
 from neuroneval.activations.extract import OUTPUT_LAYERS, POOLINGS, pool
-from neuroneval.activations.record_inputs import InputBatch, InputSource, sha256_file
-from neuroneval.activations.record_models import RecordModel
-from neuroneval.activations.sae import SAE_CONFIG_FILE, SAE_WEIGHTS_FILE, SparseAutoencoder
+from neuroneval.activations.record_inputs import (
+    InputBatch,
+    InputSource,
+    array_source,
+    image_folder_source,
+    sha256_file,
+    text_source,
+)
+from neuroneval.activations.record_models import RecordModel, load_record_model
+from neuroneval.activations.sae import SAE_CONFIG_FILE, SAE_WEIGHTS_FILE, SparseAutoencoder, load_sae
+from neuroneval.options import Options, OptionsError, check_choice, check_range
 from neuroneval.progress import progress_bar
 
 SIDE_TABLES = ("tokens", "labels")
+INPUT_KINDS = ("images", "array", "text")
+
+InputKind = Literal["images", "array", "text"]
 
 
 @dataclass(frozen=True)
-class RecordOptions:
-    """How :func:`record` runs.
+class RecordOptions(Options):
+    """How :func:`record` runs (``RecordOptions.from_params(mapping)`` for the workflow).
 
     ``layers``: module names (``model.named_modules()``) or ``logits``/``softmax``; ``pooling``: ``mean``/``max``
     for non-text inputs; ``batch_size``: inputs (documents for text) per batch and shard; ``device``: where the
     model runs; ``max_positions``, ``position_sampling``, ``seed``, ``context_length``, ``text_column``: text
-    inputs (:mod:`neuroneval.activations.record_inputs`); ``keep_labels``: write ``labels.csv`` from ``(x, y)``
-    batches; ``image_size``: resize images for models without their own preprocessing; ``progress``: the bar.
+    inputs (:mod:`neuroneval.activations.record_inputs`); ``array_key``: the array of a ``.npz``;
+    ``keep_labels``: write ``labels.csv`` from ``(x, y)`` batches; ``image_size``: resize images for models without
+    their own preprocessing; ``progress``: the bar.
     """
 
-    layers: tuple[str, ...]
+    layers: tuple[str, ...] = ()
     pooling: Literal["mean", "max"] = "mean"
     batch_size: int = 32
     device: str = "cpu"
@@ -74,20 +86,22 @@ class RecordOptions:
     seed: int = 0
     context_length: int = 128
     text_column: str = "text"
+    array_key: str | None = None
     keep_labels: bool = False
     image_size: int | None = None
     progress: bool = True
 
-    def __post_init__(self) -> None:
-        if not self.layers or isinstance(self.layers, str):
-            raise ValueError(f"layers must be a non-empty list of layer names, got {self.layers!r}")
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {list(POOLINGS)}, got {self.pooling!r}")
-        if self.position_sampling not in ("first", "random"):
-            raise ValueError(f"position_sampling must be 'first' or 'random', got {self.position_sampling!r}")
-        for name in ("batch_size", "context_length"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    def validate(self) -> None:
+        if not self.layers or isinstance(self.layers, str) or not all(isinstance(name, str) for name in self.layers):
+            raise OptionsError(f"RecordOptions.layers must be a non-empty list of layer names, got {self.layers!r}")
+        check_choice(self, "pooling", POOLINGS)
+        check_choice(self, "position_sampling", ("first", "random"))
+        check_range(self, "batch_size", 1, integer=True)
+        check_range(self, "context_length", 1, integer=True)
+        if self.max_positions is not None:
+            check_range(self, "max_positions", 1, integer=True)
+        if self.image_size is not None:
+            check_range(self, "image_size", 1, integer=True)
 
     def resume_fields(self) -> dict[str, Any]:
         """The options that change what is computed (not ``device`` or ``progress``)."""
@@ -104,7 +118,6 @@ class RecordResult:
     n_inputs: int
     computed: int
     resumed: int
-    shard_folder: Path = field(repr=False, default=Path())
 
 
 def check_layers(module: nn.Module, layers: Sequence[str], *, hookable: bool = True) -> None:
@@ -190,7 +203,36 @@ def record(model: RecordModel | nn.Module, source: InputSource, out_dir: str | o
         if parts[0].is_file():
             side_files[f"{name}.csv"] = _concatenate_csv(out / f"{name}.csv", parts)
     shutil.rmtree(shards)
-    return RecordResult(tables, side_files, n_inputs, computed, resumed, shards)
+    return RecordResult(tables, side_files, n_inputs, computed, resumed)
+
+
+def record_files(model_spec: Mapping[str, Any], inputs: InputKind, inputs_path: str | os.PathLike,
+                 out_dir: str | os.PathLike, options: RecordOptions, *,
+                 sae_folder: str | os.PathLike | None = None) -> RecordResult:
+    """Load the model of ``model_spec`` (:func:`~neuroneval.activations.record_models.load_record_model`), open
+    ``inputs_path`` as ``inputs`` (:func:`open_inputs`), read the SAE in ``sae_folder`` if any, and :func:`record`."""
+    model = load_record_model(model_spec, image_size=options.image_size)
+    source = open_inputs(inputs, inputs_path, model, options)
+    return record(model, source, out_dir, options, sae=None if sae_folder is None else load_sae(sae_folder))
+
+
+def open_inputs(kind: InputKind, path: str | os.PathLike, model: RecordModel, options: RecordOptions) -> InputSource:
+    """The :class:`InputSource` of an image folder, an array file or a text corpus, for ``model``."""
+    if kind == "images":
+        if model.preprocess is None:
+            raise ValueError(f"{path}: this model reads text, not images")
+        return image_folder_source(path, model.preprocess, batch_size=options.batch_size)
+    if kind == "array":
+        return array_source(path, batch_size=options.batch_size, key=options.array_key)
+    if kind == "text":
+        if model.tokenizer is None:
+            raise ValueError(f"{path}: text inputs need a text model with a tokenizer (a transformers text model "
+                             "or a transformers_lm spec)")
+        return text_source(path, model.tokenizer, batch_size=options.batch_size,
+                           context_length=options.context_length, max_positions=options.max_positions,
+                           position_sampling=options.position_sampling, seed=options.seed,
+                           text_column=options.text_column)
+    raise ValueError(f"inputs must be one of {list(INPUT_KINDS)}, got {kind!r}")
 
 
 @torch.no_grad()

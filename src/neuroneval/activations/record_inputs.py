@@ -218,6 +218,10 @@ def read_documents(path: str | Path, *, text_column: str = "text") -> list[str]:
         documents = [line for line in lines if line.strip()]
     elif (source / "state.json").is_file():
         documents = _saved_dataset_texts(source, text_column)
+    elif (source / "dataset_dict.json").is_file():
+        splits = json.loads((source / "dataset_dict.json").read_text()).get("splits", [])
+        raise ValueError(f"{source} holds a DatasetDict; give one split's folder, e.g. {source / str(splits[0])}"
+                         if splits else f"{source} holds a DatasetDict without splits")
     elif source.is_dir():
         files = sorted(source.glob("*.txt"))
         if not files:
@@ -241,7 +245,11 @@ def text_files(path: str | Path) -> list[Path]:
 
 
 def _saved_dataset_files(folder: Path) -> list[str]:
+    """The Arrow files ``state.json`` lists; an indices mapping (a ``select``/``shuffle`` not flattened) is refused."""
     state = json.loads((folder / "state.json").read_text())
+    if state.get("_indices_data_files"):
+        raise ValueError(f"{folder / 'state.json'} keeps an indices mapping; save the dataset after "
+                         "flatten_indices()")
     names = [entry["filename"] for entry in state.get("_data_files", [])]
     if not names:
         raise ValueError(f"{folder / 'state.json'} lists no _data_files")

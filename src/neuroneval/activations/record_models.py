@@ -176,7 +176,7 @@ def _transformers_model(spec: Mapping[str, Any]) -> RecordModel:
     files = sorted(path for path in model_dir.iterdir() if path.is_file())
     try:
         if modality == "vision":
-            module = transformers.AutoModel.from_pretrained(model_dir, local_files_only=True)
+            module = _checked_pretrained(transformers.AutoModel, model_dir)
             processor = transformers.AutoImageProcessor.from_pretrained(model_dir, local_files_only=True)
 
             def preprocess(image: Any) -> torch.Tensor:
@@ -187,13 +187,27 @@ def _transformers_model(spec: Mapping[str, Any]) -> RecordModel:
 
             return RecordModel(module, forward, _describe(spec, files), preprocess=preprocess)
         try:
-            module = transformers.AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
-        except ValueError:
-            module = transformers.AutoModel.from_pretrained(model_dir, local_files_only=True)
+            module = _checked_pretrained(transformers.AutoModelForCausalLM, model_dir)
+        except ValueError as error:
+            if "do not match" in str(error):
+                raise
+            module = _checked_pretrained(transformers.AutoModel, model_dir)
         tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     except OSError as error:
         raise ValueError(f"could not load the transformers model in {model_dir}: {error}") from error
     return RecordModel(module, _call_text_model(module), _describe(spec, files), tokenizer=tokenizer)
+
+
+def _checked_pretrained(auto_class: Any, model_dir: Path) -> nn.Module:
+    """``auto_class.from_pretrained(model_dir)`` from local files, refusing weights that transformers would silently
+    re-initialise (missing or wrongly shaped keys), as :func:`neuroneval.models.loaders.load_model` does."""
+    module, loading_info = auto_class.from_pretrained(model_dir, local_files_only=True, output_loading_info=True)
+    problems = {kind: sorted(map(str, loading_info.get(kind) or ()))[:5]
+                for kind in ("missing_keys", "mismatched_keys", "error_msgs")}
+    if any(problems.values()):
+        raise ValueError(f"the weights in {model_dir} do not match {type(module).__name__} built from its "
+                         f"config.json: { {kind: keys for kind, keys in problems.items() if keys} }")
+    return module
 
 
 def _call_module(module: nn.Module) -> Callable[[Any], Any]:
