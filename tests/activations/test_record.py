@@ -394,8 +394,12 @@ def test_cli_errors_name_the_layer_the_factory_and_the_inputs(digits, tmp_path, 
 
 
 def test_in_memory_models_and_loaded_specs_describe_themselves() -> None:
-    wrapped = RecordModel.from_module(digits_mlp(), name="my mlp")
-    assert wrapped.description == {"model": "my mlp", "family": "in_memory"}
+    model = digits_mlp()
+    wrapped = RecordModel.from_module(model, name="my mlp")
+    assert {key: wrapped.description[key] for key in ("model", "family")} == {"model": "my mlp", "family": "in_memory"}
+    with torch.no_grad():
+        model.hidden.bias[0] += 1
+    assert RecordModel.from_module(model, name="my mlp").description["sha256"] != wrapped.description["sha256"]
     with pytest.raises(ValueError, match="a model spec needs 'family'"):
         load_record_model({"family": "keras"})
     with pytest.raises(FileNotFoundError, match=r"path .*nowhere\.pt2 does not exist"):

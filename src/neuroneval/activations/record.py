@@ -160,18 +160,38 @@ def record(model: RecordModel | nn.Module, source: InputSource, out_dir: str | o
     shards = out / f".record-{key[:16]}"
     shards.mkdir(exist_ok=True)
     table_names = [*options.layers, *([f"{options.layers[0]}.sae"] if sae is not None else [])]
+    n_batches, n_inputs, computed = _record_batches(model, source, shards, table_names, options, sae)
+    metadata = {"model": model.description, "dataset": source.description, "dtype": "float32", "unit_concepts": {},
+                "pooling": "per_token" if source.per_token else options.pooling, "options": options.resume_fields(),
+                "n_inputs": n_inputs, "kind": "activation", "neuroneval_version": __version__}
+    tables = {}
+    for name in table_names:
+        extra = {"sae": sae_description} if name != options.layers[0] and sae_description is not None else {}
+        tables[name] = _assemble_table(out / f"{name}.parquet", [shards / f"{name}-{i:06d}.parquet"
+                                                                for i in range(n_batches)],
+                                       {**metadata, "layer": name, **extra})
+    side_files = {name: io.write_csv(out / name, frame) for name, frame in source.files.items()}
+    for name in SIDE_TABLES:
+        parts = [shards / f"{name}-{i:06d}.csv" for i in range(n_batches)]
+        if parts[0].is_file():
+            side_files[f"{name}.csv"] = _concatenate_csv(out / f"{name}.csv", parts)
+    shutil.rmtree(shards)
+    return RecordResult(tables, side_files, n_inputs, computed, n_batches - computed)
+
+
+def _record_batches(model: RecordModel, source: InputSource, shards: Path, table_names: list[str],
+                    options: RecordOptions, sae: SparseAutoencoder | None) -> tuple[int, int, int]:
+    """Write each batch's shards and mark (``batch-<i>.json`` with its input digest) unless a mark with the same
+    digest is there already; returns (batches, inputs, batches computed)."""
     model.module.to(options.device)
     encoder = None if sae is None else sae.to(options.device)
-    computed = resumed = n_inputs = 0
-    batch_marks = []
+    n_batches = n_inputs = computed = 0
     bar = progress_bar(source.batches(), desc="record", total=source.n_batches, unit="batch",
                        enabled=options.progress)
     for index, batch in enumerate(bar):
         mark = shards / f"batch-{index:06d}.json"
-        batch_marks.append(mark)
-        n_inputs += len(batch.input_ids)
+        n_batches, n_inputs = index + 1, n_inputs + len(batch.input_ids)
         if mark.is_file() and json.loads(mark.read_text()).get("digest") == batch.digest:
-            resumed += 1
             continue
         values = _run_batch(model, batch, options, source.per_token)
         if encoder is not None:
@@ -183,27 +203,9 @@ def record(model: RecordModel | nn.Module, source: InputSource, out_dir: str | o
                 frame.to_csv(tmp, index=False, lineterminator="\n")
         io.write_json(mark, {"digest": batch.digest, "rows": len(batch.input_ids)})
         computed += 1
-    if not batch_marks:
+    if not n_batches:
         raise ValueError(f"{source.description.get('dataset')}: no inputs to record")
-    pooling = "per_token" if source.per_token else options.pooling
-    metadata = {"model": model.description, "dataset": source.description, "pooling": pooling, "dtype": "float32",
-                "unit_concepts": {}, "options": options.resume_fields(), "n_inputs": n_inputs}
-    tables = {}
-    for name in table_names:
-        layer_metadata = {**metadata, "layer": name, "kind": "activation", "neuroneval_version": __version__}
-        if name.endswith(".sae") and sae_description is not None:
-            layer_metadata["sae"] = sae_description
-        tables[name] = _assemble_table(out / f"{name}.parquet", [shards / f"{name}-{i:06d}.parquet"
-                                                                for i in range(len(batch_marks))], layer_metadata)
-    side_files = {}
-    for name, frame in source.files.items():
-        side_files[name] = io.write_csv(out / name, frame)
-    for name in SIDE_TABLES:
-        parts = [shards / f"{name}-{i:06d}.csv" for i in range(len(batch_marks))]
-        if parts[0].is_file():
-            side_files[f"{name}.csv"] = _concatenate_csv(out / f"{name}.csv", parts)
-    shutil.rmtree(shards)
-    return RecordResult(tables, side_files, n_inputs, computed, resumed)
+    return n_batches, n_inputs, computed
 
 
 def record_files(model_spec: Mapping[str, Any], inputs: InputKind, inputs_path: str | os.PathLike,

@@ -25,6 +25,7 @@ Images reach ``module``/``torchscript``/``torch_export`` models as float tensors
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import os
@@ -59,9 +60,21 @@ class RecordModel:
 
     @classmethod
     def from_module(cls, module: nn.Module, *, name: str = "module", image_size: int | None = None) -> RecordModel:
-        """Wrap an ``nn.Module`` already in memory (library use); ``name`` is what the metadata records."""
-        return cls(module, _call_module(module), {"model": name, "family": "in_memory"},
+        """Wrap an ``nn.Module`` already in memory (library use); ``name`` is what the metadata records, with the
+        sha256 of its state dict (:func:`state_dict_digest`), so a resumed run never mixes two models' batches."""
+        return cls(module, _call_module(module), {"model": name, "family": "in_memory",
+                                                  "sha256": state_dict_digest(module)},
                    preprocess=image_tensor(image_size))
+
+
+def state_dict_digest(module: nn.Module) -> str:
+    """The sha256 of a module's state dict: each entry's name, dtype, shape and bytes, in key order."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(module.state_dict().items()):
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}\0{flat.dtype}\0{tuple(tensor.shape)}\n".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def load_record_model(spec: Mapping[str, Any], *, image_size: int | None = None) -> RecordModel:
@@ -156,12 +169,12 @@ def _factory_model(spec: Mapping[str, Any], image_size: int | None) -> RecordMod
     module = factory(**kwargs)
     if not isinstance(module, nn.Module):
         raise ValueError(f"the model factory {spec['factory']!r} returned {type(module).__name__}, not an nn.Module")
-    files = []
-    if spec.get("weights_path"):
-        path = Path(spec["weights_path"]).expanduser()
-        load_weights(module, path, description=f"the module built by {spec['factory']!r}")
-        files.append(path)
-    return RecordModel(module, _call_module(module), _describe(spec, files), preprocess=image_tensor(image_size))
+    if not spec.get("weights_path"):
+        description = {"model": dict(spec), "sha256": state_dict_digest(module)}
+        return RecordModel(module, _call_module(module), description, preprocess=image_tensor(image_size))
+    path = Path(spec["weights_path"]).expanduser()
+    load_weights(module, path, description=f"the module built by {spec['factory']!r}")
+    return RecordModel(module, _call_module(module), _describe(spec, [path]), preprocess=image_tensor(image_size))
 
 
 def _transformers_model(spec: Mapping[str, Any]) -> RecordModel:
