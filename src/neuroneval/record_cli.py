@@ -47,7 +47,8 @@ def add_record_parser(commands: argparse._SubParsersAction) -> argparse.Argument
     parser.add_argument("--sae", metavar="DIR", help="SAELens folder (cfg.json + sae_weights.safetensors): also "
                                                      "write <layer>.sae.parquet")
     parser.add_argument("--batch-size", type=int, default=32, help="inputs (documents for text) per batch")
-    parser.add_argument("--context-length", type=int, default=128, help="text: tokens kept per document")
+    parser.add_argument("--context-length", type=int,
+                        help="text: tokens kept per document (default: the model's maximum positions)")
     parser.add_argument("--max-positions", type=int, help="text: keep at most this many token positions")
     parser.add_argument("--position-sampling", choices=["random", "first"], default="random",
                         help="text: which positions --max-positions keeps (seeded uniform sample or the first N)")

@@ -406,7 +406,7 @@ def test_in_memory_models_and_loaded_specs_describe_themselves() -> None:
         load_record_model({"family": "torch_export", "path": "nowhere.pt2"})
 
 
-def test_a_text_folder_and_a_saved_dataset_give_the_documents_of_the_text_file(tiny_lm, tmp_path) -> None:
+def test_a_text_folder_and_a_saved_dataset_give_the_documents_of_the_text_file(tiny_lm, tmp_path, capsys) -> None:
     import pyarrow as pa
 
     folder = tmp_path / "docs"
@@ -432,6 +432,9 @@ def test_a_text_folder_and_a_saved_dataset_give_the_documents_of_the_text_file(t
         np.testing.assert_array_equal(values_of(tmp_path / name / "transformer.h.0.mlp.act.parquet")[1], reference)
         assert (tmp_path / name / "tokens.csv").read_text() == (tmp_path / "file" / "tokens.csv").read_text()
     assert run_cli(*layer, "--text", saved, "--out", tmp_path / "bad") == 2
+    assert "no column 'text'" in capsys.readouterr().err
+    assert run_cli(*layer, "--text", folder, "--context-length", 33, "--out", tmp_path / "bad") == 2
+    assert "context_length 33 exceeds the model's 32 positions" in capsys.readouterr().err
 
 
 def test_a_torchvision_spec_and_a_transformers_vision_model_record_images(tmp_path) -> None:

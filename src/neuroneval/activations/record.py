@@ -71,8 +71,9 @@ class RecordOptions(Options):
 
     ``layers``: module names (``model.named_modules()``) or ``logits``/``softmax``; ``pooling``: ``mean``/``max``
     for non-text inputs; ``batch_size``: inputs (documents for text) per batch and shard; ``device``: where the
-    model runs; ``max_positions``, ``position_sampling``, ``seed``, ``context_length``, ``text_column``: text
-    inputs (:mod:`neuroneval.activations.record_inputs`); ``array_key``: the array of a ``.npz``;
+    model runs; ``max_positions``, ``position_sampling``, ``seed``, ``context_length`` (default: the model's
+    positions, ``n_positions``/``max_position_embeddings`` of its config), ``text_column``: text inputs
+    (:mod:`neuroneval.activations.record_inputs`); ``array_key``: the array of a ``.npz``;
     ``keep_labels``: write ``labels.csv`` from ``(x, y)`` batches; ``image_size``: resize images for models without
     their own preprocessing; ``progress``: the bar.
     """
@@ -84,7 +85,7 @@ class RecordOptions(Options):
     max_positions: int | None = None
     position_sampling: Literal["first", "random"] = "random"
     seed: int = 0
-    context_length: int = 128
+    context_length: int | None = None
     text_column: str = "text"
     array_key: str | None = None
     keep_labels: bool = False
@@ -97,7 +98,8 @@ class RecordOptions(Options):
         check_choice(self, "pooling", POOLINGS)
         check_choice(self, "position_sampling", ("first", "random"))
         check_range(self, "batch_size", 1, integer=True)
-        check_range(self, "context_length", 1, integer=True)
+        if self.context_length is not None:
+            check_range(self, "context_length", 1, integer=True)
         if self.max_positions is not None:
             check_range(self, "max_positions", 1, integer=True)
         if self.image_size is not None:
@@ -230,8 +232,12 @@ def open_inputs(kind: InputKind, path: str | os.PathLike, model: RecordModel, op
         if model.tokenizer is None:
             raise ValueError(f"{path}: text inputs need a text model with a tokenizer (a transformers text model "
                              "or a transformers_lm spec)")
+        config = getattr(model.module, "config", None)
+        longest = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+        if longest is not None and (options.context_length or 0) > longest:
+            raise ValueError(f"context_length {options.context_length} exceeds the model's {longest} positions")
         return text_source(path, model.tokenizer, batch_size=options.batch_size,
-                           context_length=options.context_length, max_positions=options.max_positions,
+                           context_length=options.context_length or longest, max_positions=options.max_positions,
                            position_sampling=options.position_sampling, seed=options.seed,
                            text_column=options.text_column)
     raise ValueError(f"inputs must be one of {list(INPUT_KINDS)}, got {kind!r}")

@@ -287,12 +287,13 @@ def kept_positions(n_tokens: int, max_positions: int | None, sampling: Literal["
     return keep
 
 
-def text_source(path: str | Path, tokenizer: Any, *, batch_size: int, context_length: int,
+def text_source(path: str | Path, tokenizer: Any, *, batch_size: int, context_length: int | None,
                 max_positions: int | None = None, position_sampling: Literal["first", "random"] = "random",
                 seed: int = 0, text_column: str = "text") -> InputSource:
-    """Per-token batches of a text corpus (module docstring): ``batch_size`` documents per batch, right-padded."""
-    if context_length < 1:
-        raise ValueError(f"context_length must be >= 1, got {context_length}")
+    """Per-token batches of a text corpus (module docstring): ``batch_size`` documents per batch, right-padded;
+    ``context_length=None`` leaves documents uncut."""
+    if context_length is not None and context_length < 1:
+        raise ValueError(f"context_length must be >= 1 or None (documents uncut), got {context_length}")
     if max_positions is not None and max_positions < 1:
         raise ValueError(f"max_positions must be >= 1, got {max_positions}")
     source = Path(path).expanduser()
