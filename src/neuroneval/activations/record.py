@@ -281,7 +281,7 @@ def _run_batch(model: RecordModel, batch: InputBatch, options: RecordOptions,
                 raise ValueError(f"layer {layer!r} gives shape {tuple(raw.shape)}; per-token recording needs "
                                  "(documents, positions, units)")
             rows, positions = batch.token_rows
-            raw = raw[torch.as_tensor(rows), torch.as_tensor(positions)]
+            raw = raw[torch.as_tensor(rows, device=raw.device), torch.as_tensor(positions, device=raw.device)]
         else:
             raw = pool(raw, options.pooling)
         values[layer] = raw.float().cpu()
