@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | cosy | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | record | cosy | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -33,6 +33,11 @@ explanation and of a random one, on synthetic images of a generator (``neuroneva
     neuroneval cosy --explanations mine.csv --model data/models/vision_cnn.pt --layer softmax \
         --control data/worlds/vision/probe --generator oracle --n-images 20 --out cosy_mine.csv
 
+Record your own model's layers on your own inputs into activation tables (docs/record.md)::
+
+    neuroneval record --factory mymodels:digits_cnn --weights digits_cnn.pt --images digits/ --layer act \
+        --out activations/digits_cnn
+
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
 images::
@@ -58,6 +63,7 @@ import pandas as pd
 
 from neuroneval import __version__, io
 from neuroneval.metrics.validation import TIES
+from neuroneval.record_cli import add_record_parser, run_record
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                          help="a method option (repeatable); VALUE is read as JSON where it parses, else as text")
     explain.add_argument("--captions", help="CSV with input_id,caption (the captions method)")
+
+    add_record_parser(commands)
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -242,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from neuroneval.cosy.cli import run_cosy
 
             run_cosy(arguments)
+        elif arguments.command == "record":
+            run_record(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:
