@@ -1,9 +1,8 @@
 from pathlib import Path
 
-from snakemake.utils import validate
-
 from neuroneval.external.config import model_files
 from neuroneval.pipeline.code_deps import StepVersions
+from neuroneval.pipeline.params_check import canonical_config, check_params
 from neuroneval.pipeline.explain_steps import (
     LLM_METHODS,
     PSEUDO_METHODS,
@@ -23,7 +22,6 @@ from neuroneval.pipeline.cosy_steps import (
 
 from neuroneval.settings import (
     activation_path,
-    check_setting_references,
     concept_path,
     ideal_activation_paths,
     setting_activation_paths,
@@ -34,8 +32,19 @@ from neuroneval.settings import (
 )
 from neuroneval.worlds.digits import check_hierarchy as check_digits_hierarchy
 
-validate(config, schema="../schemas/params.schema.yaml")
-check_setting_references(config)
+# Every problem of the params (duplicate keys in the files Snakemake loaded, schema, NaN/Inf, references that
+# name nothing) stops the workflow in one message before any job is planned. The schema has no defaults to fill.
+check_params(
+    config,
+    schema_path=Path(workflow.current_basedir.get_path_or_uri(secret_free=True))
+    / "../schemas/params.schema.yaml",
+    config_files=workflow.configfiles,
+)
+# Rules see the config with every mapping's keys sorted: Snakemake's params trigger compares repr(params), so
+# reordering keys in params.yaml (values unchanged) reruns nothing.
+_canonical_config = canonical_config(config)
+config.clear()
+config.update(_canonical_config)
 
 # Rules run workflow/scripts/step.py with `step=step_version("<step function>")` among their params, saying which
 # function of neuroneval.pipeline's *_steps.py modules runs, and a digest of the library code it can run
@@ -64,15 +73,6 @@ PSEUDO_SUMMARIES = sorted(
 
 # Scheduling only (no rule's params): the chains of schedule.train_first's models (training, recording, meta) run first.
 TRAIN_FIRST = list(config.get("schedule", {}).get("train_first", []))
-_unknown_first = sorted(
-    set(TRAIN_FIRST)
-    - {*VISION_CLASSIFIERS, *LANGUAGE_MODELS, *CONTRASTIVE_MODELS, *PROBES}
-    - set(config.get("digits", {}).get("models", {}))
-)
-if _unknown_first:
-    raise ValueError(
-        f"params.yaml: schedule.train_first names {_unknown_first}, which are not models of this profile"
-    )
 
 
 # World builds and label tables come before everything (seconds each; every chain needs one).
