@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,10 @@ class InputMedia:
     ids: np.ndarray
     load: Callable[[int], MediaItem]
 
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        return {int(identifier): row for row, identifier in enumerate(self.ids)}
+
     def lookup(self, input_ids: Iterable[int]) -> dict[int, MediaItem]:
         """``{input_id: media}`` for every requested id (each read once).
 
@@ -72,7 +77,7 @@ class InputMedia:
         ValueError
             Naming :attr:`source`, the first :data:`SHOWN_MISSING` ids it lacks and how many it lacks.
         """
-        position = {int(identifier): row for row, identifier in enumerate(self.ids)}
+        position = self._position
         wanted = list(dict.fromkeys(int(identifier) for identifier in input_ids))
         missing = [identifier for identifier in wanted if identifier not in position]
         if missing:
