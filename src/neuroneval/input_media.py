@@ -4,7 +4,8 @@ Every table of the data contract (docs/design.md §2) names its inputs by ``inpu
 picture or text of an id in the user's own media, so a page never pairs an id with another input's picture:
 
 - an **image folder** (:func:`read_image_folder`): ``inputs.csv`` with columns ``input_id,file`` (paths relative
-  to the folder), or, without it, image files named by their id (``17.png``, ``00017.jpg``);
+  to the folder), or, without it, image files named by their id (``17.png``, ``00017.jpg``); any such table with
+  a root folder (:func:`read_image_table`, e.g. an external image dataset's ``inputs.csv``, ``input_id,path``);
 - a **NumPy array** (:func:`read_image_array`): a ``.npy`` (or one array of a ``.npz``) of images, one per row,
   with a matching ids array (a ``.npy`` of integers or a CSV with an ``input_id`` column; in a ``.npz`` the array
   ``input_id``). Row *i* is input *i* only when the caller says so (``row_is_id=True``); an ids array whose
@@ -212,8 +213,33 @@ def _load_image_file(path: Path) -> np.ndarray:
         return np.asarray(image, dtype=np.uint8)
 
 
+def read_image_table(index: str | Path, *, root: str | Path | None = None) -> InputMedia:
+    """Images listed in a table ``input_id,file`` (or ``input_id,path``, as the workflow's external image datasets
+    write), paths relative to ``root`` (default: the table's folder).
+
+    Raises ``ValueError`` naming the table, and the line and column of the first listed file that does not exist
+    (with how many are missing).
+    """
+    table_path = Path(index)
+    folder = table_path.parent if root is None else Path(root)
+    table = pd.read_csv(table_path, dtype={"file": str, "path": str}, keep_default_na=False)
+    file_column = "file" if "file" in table.columns else "path"
+    missing = [column for column in ("input_id", file_column) if column not in table.columns]
+    if missing:
+        raise ValueError(f"{table_path}: missing column(s) {missing}; expected input_id,file")
+    ids = _checked_ids(pd.to_numeric(table["input_id"], errors="coerce").to_numpy(), f"{table_path}, column input_id")
+    files = [folder / name for name in table[file_column]]
+    absent = [(line + 2, name) for line, (name, path) in enumerate(zip(table[file_column], files, strict=True))
+              if not path.is_file()]
+    if absent:
+        raise ValueError(f"{table_path}, line {absent[0][0]}, column {file_column}: {absent[0][1]!r} is not a file in "
+                         f"{folder} ({len(absent)} listed file(s) missing)")
+    return InputMedia(str(table_path), "image", ids, lambda row: _load_image_file(files[row]))
+
+
 def read_image_folder(directory: str | Path) -> InputMedia:
-    """Images of a folder: listed in its ``inputs.csv`` (``input_id,file``) or named by their id (``17.png``).
+    """Images of a folder: listed in its ``inputs.csv`` (``input_id,file``, :func:`read_image_table`) or named by
+    their id (``17.png``).
 
     Raises ``ValueError`` naming the folder, ``inputs.csv`` and its line for a missing column or file, or listing
     files whose names are not ids when there is no ``inputs.csv``.
@@ -221,25 +247,14 @@ def read_image_folder(directory: str | Path) -> InputMedia:
     folder = Path(directory)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder of images")
-    index = folder / FOLDER_INDEX
-    if index.exists():
-        table = pd.read_csv(index, dtype={"file": str}, keep_default_na=False)
-        missing = [column for column in ("input_id", "file") if column not in table.columns]
-        if missing:
-            raise ValueError(f"{index}: missing column(s) {missing}; expected input_id,file")
-        ids = _checked_ids(pd.to_numeric(table["input_id"], errors="coerce").to_numpy(), f"{index}, column input_id")
-        files = [folder / name for name in table["file"]]
-        absent = [(line + 2, path.name) for line, path in enumerate(files) if not path.is_file()]
-        if absent:
-            raise ValueError(f"{index}, line {absent[0][0]}, column file: {absent[0][1]!r} is not a file in {folder} "
-                             f"({len(absent)} listed file(s) missing)")
-    else:
-        files = sorted(path for path in folder.iterdir() if path.suffix.lower() in IMAGE_SUFFIXES)
-        unnamed = [path.name for path in files if not re.fullmatch(r"\d+", path.stem)]
-        if unnamed or not files:
-            raise ValueError(f"{folder}: without {FOLDER_INDEX} (input_id,file) the images must be named by their "
-                             f"input id (e.g. 17.png); found {unnamed[:SHOWN_MISSING] or 'no image files'}")
-        ids = _checked_ids(np.array([int(path.stem) for path in files], dtype=np.int64), str(folder))
+    if (folder / FOLDER_INDEX).exists():
+        return read_image_table(folder / FOLDER_INDEX)
+    files = sorted(path for path in folder.iterdir() if path.suffix.lower() in IMAGE_SUFFIXES)
+    unnamed = [path.name for path in files if not re.fullmatch(r"\d+", path.stem)]
+    if unnamed or not files:
+        raise ValueError(f"{folder}: without {FOLDER_INDEX} (input_id,file) the images must be named by their "
+                         f"input id (e.g. 17.png); found {unnamed[:SHOWN_MISSING] or 'no image files'}")
+    ids = _checked_ids(np.array([int(path.stem) for path in files], dtype=np.int64), str(folder))
     return InputMedia(str(folder), "image", ids, lambda row: _load_image_file(files[row]))
 
 
