@@ -64,7 +64,7 @@ def digits_files(tmp_path_factory) -> dict[str, Path]:
                                                                                           index=False)
     return {
         "activations": io.write_activation_table(root / "acts.parquet", activations, metadata={"model": "digits"}),
-        "concepts": io.write_concept_table(root / "concepts.parquet", concepts, metadata={"source": "labels"}),
+        "concepts": io.write_concept_table(root / "classes.parquet", concepts, metadata={"source": "labels"}),
         "pairs": root / "pairs.csv",
         "images": root / "digits.npy",
         "ids": root / "ids.npy",
@@ -190,3 +190,14 @@ def test_only_one_kind_of_media_is_accepted(digits_files, tmp_path, capsys) -> N
                   str(digits_files["prompts"])) == 2
     assert "give one of --world, --images, --texts for the pages, not --images and --texts" in json.dumps(
         capsys.readouterr().err)
+
+
+def test_the_readme_command_runs_as_written(digits_files, monkeypatch, capsys) -> None:
+    """README's ``crowd design`` example with your own digits, run in the folder of the files it names."""
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"```bash\n(neuroneval crowd design [^`]*--image-ids ids\.npy[^`]*)```", readme).group(1)
+    monkeypatch.chdir(digits_files["images"].parent)
+    assert main(shlex.split(block.replace("\\\n", " "))[1:]) == 0, capsys.readouterr().err
+    assert (digits_files["images"].parent / "study" / "batch_000.html").exists()
