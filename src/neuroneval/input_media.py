@@ -102,33 +102,52 @@ def _checked_ids(values: object, source: str) -> np.ndarray:
     return ids
 
 
-def as_display_images(images: np.ndarray, source: str) -> np.ndarray:
-    """``images`` (n, H, W[, C]) or channel-first (n, C, H, W) as uint8 (n, H, W[, C]), C ∈ {1, 3, 4}.
+def display_rows(images: np.ndarray, source: str) -> Callable[[int], np.ndarray]:
+    """``row → uint8 image`` of ``images`` (n, H, W[, C]) or channel-first (n, C, H, W), C ∈ {1, 3, 4}.
 
     uint8 stays as it is; any other numeric array is mapped as ``round(255 (x − min) / (max − min))`` with the whole
-    array's min and max (a constant array becomes 0).
+    array's min and max (a constant array becomes 0). Rows are converted when asked for, so a memory-mapped array
+    is never copied whole.
+
+    Raises ``ValueError`` naming ``source`` for another shape, a non-numeric array or NaN/infinite values.
+    """
+    array = images
+    channel_first = array.ndim == 4 and array.shape[1] in (1, 3) and array.shape[3] not in (1, 3, 4)
+    shape = (array.shape[0], *array.shape[2:], array.shape[1]) if channel_first else array.shape
+    if len(shape) not in (3, 4) or (len(shape) == 4 and shape[3] not in (1, 3, 4)):
+        raise ValueError(f"{source}: images must be an array (n, H, W), (n, H, W, 1|3|4) or (n, 1|3, H, W), "
+                         f"got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{source}: images must be numeric, got {array.dtype}")
+    low = high = 0.0
+    if array.dtype != np.uint8 and array.shape[0]:
+        low, high = float(np.min(array)), float(np.max(array))
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise ValueError(f"{source}: images contain NaN or infinite values")
+
+    def row(index: int) -> np.ndarray:
+        pixels = np.asarray(array[index])
+        if channel_first:
+            pixels = np.moveaxis(pixels, 0, -1)
+        if pixels.ndim == 3 and pixels.shape[2] == 1:
+            pixels = pixels[..., 0]
+        if array.dtype == np.uint8:
+            return pixels
+        if high <= low:
+            return np.zeros(pixels.shape, dtype=np.uint8)
+        return np.rint((pixels.astype(np.float64) - low) / (high - low) * 255.0).astype(np.uint8)
+
+    return row
+
+
+def as_display_images(images: np.ndarray, source: str) -> np.ndarray:
+    """All of ``images`` as uint8 (n, H, W[, C]) (:func:`display_rows`, one row after the other).
 
     >>> as_display_images(np.array([[[0.0, 16.0]]]), "a").tolist()
     [[[0, 255]]]
     """
-    array = np.asarray(images)
-    if array.ndim == 4 and array.shape[1] in (1, 3) and array.shape[3] not in (1, 3, 4):
-        array = np.moveaxis(array, 1, -1)
-    if array.ndim == 4 and array.shape[3] == 1:
-        array = array[..., 0]
-    if array.ndim not in (3, 4) or (array.ndim == 4 and array.shape[3] not in (3, 4)):
-        raise ValueError(f"{source}: images must be an array (n, H, W), (n, H, W, 1|3|4) or (n, 1|3, H, W), "
-                         f"got shape {array.shape}")
-    if array.dtype == np.uint8:
-        return array
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{source}: images must be numeric, got {array.dtype}")
-    values = array.astype(np.float64)
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{source}: images contain NaN or infinite values")
-    low, high = float(values.min()), float(values.max())
-    scaled = (values - low) / (high - low) if high > low else np.zeros_like(values)
-    return np.rint(scaled * 255.0).astype(np.uint8)
+    row = display_rows(np.asarray(images), source)
+    return np.stack([row(index) for index in range(len(images))])
 
 
 def _read_ids_file(path: Path) -> np.ndarray:
@@ -200,8 +219,7 @@ def read_image_array(path: str | Path, *, ids: str | Path | np.ndarray | None = 
     if stored_ids.shape[0] != images.shape[0]:
         raise ValueError(f"{source} has {images.shape[0]} image(s) but {ids_source} lists {stored_ids.shape[0]} "
                          "input id(s); they must have the same length (one id per image row)")
-    pixels = as_display_images(images, str(source))
-    return InputMedia(str(source), "image", stored_ids, lambda row: np.asarray(pixels[row]))
+    return InputMedia(str(source), "image", stored_ids, display_rows(images, str(source)))
 
 
 def _load_image_file(path: Path) -> np.ndarray:
