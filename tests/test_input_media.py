@@ -92,3 +92,9 @@ def test_text_and_token_tables(tmp_path) -> None:
     pd.DataFrame({"input_id": [1], "words": ["x"]}).to_csv(tmp_path / "w.csv", index=False)
     with pytest.raises(ValueError, match=r"w\.csv: expected columns input_id,text"):
         read_text_table(tmp_path / "w.csv")
+
+
+def test_an_id_that_is_not_a_whole_number_is_named(tmp_path) -> None:
+    (tmp_path / "t.csv").write_text("input_id,text\n1,a\nx,b\n")
+    with pytest.raises(ValueError, match=r"t\.csv, column input_id: input id number 2 is not a whole number"):
+        read_text_table(tmp_path / "t.csv")

@@ -91,7 +91,11 @@ def _checked_ids(values: object, source: str) -> np.ndarray:
     ids = np.asarray(values)
     if ids.ndim != 1:
         raise ValueError(f"{source}: input ids must be a 1-D array, got shape {ids.shape}")
-    if ids.dtype.kind == "f" and np.all(np.isfinite(ids)) and np.all(ids == np.round(ids)):
+    if ids.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(ids) & (ids == np.round(ids))
+        if not whole.all():
+            raise ValueError(f"{source}: input id number {int(np.flatnonzero(~whole)[0]) + 1} is not a whole number")
         ids = ids.astype(np.int64)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"{source}: input ids must be integers, got {ids.dtype}")
