@@ -25,7 +25,7 @@ brightness is kept); channel-first arrays (n, C, H, W) with C ∈ {1, 3} are mov
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -335,9 +335,3 @@ def read_input_media(path: str | Path, *, ids: str | Path | None = None, row_is_
         return read_text_table(source)
     raise ValueError(f"{source}: media must be an image folder, a .npy/.npz image array or a .csv/.parquet text table")
 
-
-def media_by_id(media: InputMedia | Mapping[int, MediaItem], input_ids: Iterable[int]) -> dict[int, MediaItem]:
-    """``{input_id: media}`` of the requested ids from an :class:`InputMedia` (checked) or a plain mapping."""
-    if isinstance(media, InputMedia):
-        return media.lookup(input_ids)
-    return {int(identifier): media[int(identifier)] for identifier in input_ids if int(identifier) in media}
