@@ -115,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     design = crowd_commands.add_parser(
         "design", help="pick inputs by importance sampling and write task batches (CSV + HTML pages)")
     design.add_argument("--activations", required=True, help="activation table (Parquet)")
-    design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations; "
-                        "guides sampling (Eq. 4) and is the Bayes prior at ingestion")
+    design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations (or a "
+                        "formula AND/OR/NOT over them, simulated with fuzzy logic); guides sampling (Eq. 4) and is "
+                        "the Bayes prior at ingestion")
     design.add_argument("--pairs", required=True, help="CSV with columns unit,explanation (extra columns kept)")
     design.add_argument("--budget", type=positive_int, required=True,
                         help="ratings per pair = inputs drawn x raters per input (paper: 180 = 90 x 2)")
