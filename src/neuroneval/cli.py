@@ -46,6 +46,10 @@ images::
         --concepts data/concepts/vision_probe/pseudo-clip.parquet --pairs pairs.csv --budget 180 --raters 2 \
         --world data/worlds/vision/probe --out study/
 
+With your own inputs: ``--images DIR`` (``inputs.csv`` input_id,file, or files named by id), ``--images
+FILE.npy --image-ids IDS.npy`` (or ``--image-ids rows`` for row i = input id i) or ``--texts FILE.csv``;
+``--prompts FILE`` (concept,text) words what raters read.
+
 Estimate each pair's correlation from the downloaded ratings, with a 95 % bootstrap interval::
 
     neuroneval crowd ingest --study study/ --ratings ratings_*.csv --out estimates.csv
@@ -119,14 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
     design = crowd_commands.add_parser(
         "design", help="pick inputs by importance sampling and write task batches (CSV + HTML pages)")
     design.add_argument("--activations", required=True, help="activation table (Parquet)")
-    design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations; "
-                        "guides sampling (Eq. 4) and is the Bayes prior at ingestion")
+    design.add_argument("--concepts", help="concept (pseudo-label) table whose columns are the explanations (or a "
+                        "formula AND/OR/NOT over them, simulated with fuzzy logic); guides sampling (Eq. 4) and is "
+                        "the Bayes prior at ingestion")
     design.add_argument("--pairs", required=True, help="CSV with columns unit,explanation (extra columns kept)")
     design.add_argument("--budget", type=positive_int, required=True,
                         help="ratings per pair = inputs drawn x raters per input (paper: 180 = 90 x 2)")
     design.add_argument("--raters", type=positive_int, default=2, help="raters per input (default 2)")
     design.add_argument("--out", required=True, help="study directory to write")
     design.add_argument("--world", help="vision world directory whose images the pages show (default: input ids)")
+    design.add_argument("--images", metavar="DIR|FILE.npy",
+                        help="your images by input_id: a folder (inputs.csv input_id,file, or files named <id>.png) "
+                        "or a .npy/.npz array (see --image-ids)")
+    design.add_argument("--image-ids", metavar="FILE|rows",
+                        help="input ids of the --images array rows (.npy or CSV with input_id), or 'rows' to declare "
+                        "row i = input id i")
+    design.add_argument("--texts", metavar="FILE",
+                        help="your texts by input_id: CSV input_id,text, or the token table of 'neuroneval record' "
+                        "(token shown in its left context)")
+    design.add_argument("--prompts", metavar="FILE",
+                        help="CSV concept,text: what raters read for each concept (default: the name made readable, "
+                        "class:5 -> 'class 5'; formulas in words)")
     design.add_argument("--sampling", choices=["pseudo", "activation", "uniform"], default=None,
                         help="sampling distribution (default: pseudo with --concepts, else activation)")
     design.add_argument("--epsilon", type=positive_float, default=0.001, help="epsilon of the sampling distribution")
@@ -417,7 +434,8 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
         arguments.pairs,
         arguments.out,
         pseudo_labels_path=arguments.concepts,
-        world_path=arguments.world,
+        media=_crowd_media(arguments),
+        prompts_path=arguments.prompts,
         title=arguments.title,
         info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
               "epsilon": arguments.epsilon, "seed": arguments.seed},
@@ -430,6 +448,31 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
     print(f"designed {summary['pairs']} pair(s): {n_draws} draws each ({sampling} sampling), "
           f"{summary['distinct_inputs']} distinct inputs in {summary['tasks']} tasks on {pages} page(s); "
           f"ask {arguments.raters} rater(s) per task; wrote {arguments.out}")
+
+
+def _crowd_media(arguments: argparse.Namespace):
+    """The pages' media of ``crowd design``: at most one of --world, --images, --texts."""
+    from neuroneval.input_media import read_image_array, read_image_folder, read_text_table, read_vision_world_media
+
+    given = [flag for flag, value in (("--world", arguments.world), ("--images", arguments.images),
+                                      ("--texts", arguments.texts)) if value]
+    if len(given) > 1:
+        raise ValueError(f"give one of --world, --images, --texts for the pages, not {' and '.join(given)}")
+    if arguments.image_ids and not arguments.images:
+        raise ValueError("--image-ids names the rows of an --images array; give --images FILE.npy too")
+    if arguments.world:
+        return read_vision_world_media(arguments.world)
+    if arguments.texts:
+        return read_text_table(arguments.texts)
+    if not arguments.images:
+        return None
+    images = Path(arguments.images)
+    if images.is_dir():
+        if arguments.image_ids:
+            raise ValueError(f"--images {images} is a folder (ids from inputs.csv or file names); drop --image-ids")
+        return read_image_folder(images)
+    row_is_id = arguments.image_ids == "rows"
+    return read_image_array(images, ids=None if row_is_id else arguments.image_ids, row_is_id=row_is_id)
 
 
 def _crowd_ingest(arguments: argparse.Namespace) -> None:

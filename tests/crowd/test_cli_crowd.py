@@ -122,7 +122,7 @@ def test_pages_show_world_images_or_input_ids(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(design_args({**paths, "concepts": None}, tmp_path / "elsewhere", "--budget", "20",
                             "--world", str(tmp_path / "world"))) == 2
-    assert "world: the world has no image for input id(s)" in capsys.readouterr().err
+    assert "images.npy: no image for 9 of the 9 requested input id(s)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -204,6 +204,7 @@ def test_duplicates_across_files_and_missing_ratings(world, tables, tmp_path):
 
 def test_file_level_design_and_ingest(world, tables, tmp_path):
     from neuroneval import io
+    from neuroneval.input_media import read_text_table
 
     activations, pseudo, pairs = tables
     io.write_activation_table(
@@ -224,7 +225,7 @@ def test_file_level_design_and_ingest(world, tables, tmp_path):
         tmp_path / "pairs.csv",
         study,
         pseudo_labels_path=tmp_path / "pseudo.parquet",
-        media_path=tmp_path / "media.csv",
+        media=read_text_table(tmp_path / "media.csv"),
         options=DesignOptions(n_draws=30),
     )
     assert {p.name for p in written} >= {"pairs.csv", "samples.csv", "tasks.csv", "design.json", "batch_000.html"}

@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 from neuroneval.figures.viewer import (
+    Card,
     InputView,
     assemble_cards,
     explanations_by_unit,
     id_renderer,
     image_renderer,
+    media_renderer,
     passing_metrics,
     png_base64,
     render_page,
@@ -110,3 +112,46 @@ def test_page_is_self_contained_and_escapes_text() -> None:
     assert page.count("<script>") == 1 and "&lt;script&gt;" in page  # the one script is the page's own
     assert "&lt;b&gt;" in page and "<mark>x</mark>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page)
+
+
+def test_the_users_digits_are_shown_by_input_id_not_by_row(tmp_path) -> None:
+    """Top inputs of a unit on sklearn's digits, stored in another order than the activation table: each thumbnail
+    decodes to the digits row of its input id."""
+    import base64
+    import io as bytes_io
+
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    from neuroneval.input_media import read_image_array, read_text_table
+
+    digits = load_digits()
+    n = 300
+    ids = 500 + 2 * np.arange(n)
+    rng = np.random.default_rng(3)
+    order = rng.permutation(n)
+    np.save(tmp_path / "digits.npy", digits.images[:n][order])
+    media = read_image_array(tmp_path / "digits.npy", ids=ids[order])
+    concepts = np.column_stack([digits.target[:n] == d for d in range(10)]).astype(np.float32)
+    activations = (concepts[:, [5, 7]] + 0.2 * rng.random((n, 2))).astype(np.float32)
+    truth = pd.DataFrame({"unit": ["u5", "u7"], "concept": ["class:5", "class:7"]})
+
+    cards = assemble_cards(activations, ["u5", "u7"], concepts, [f"class:{d}" for d in range(10)], truth,
+                           render=media_renderer(media, ids, scale=4), metrics=["correlation"], top_k=6)
+    page = render_page("digits", cards, metrics=["correlation"])
+    shown = re.findall(r'data-input="(\d+)"><img alt="input \1" width="32" height="32" src="data:image/png;base64,'
+                       r'([^"]+)"', page)
+    assert len(shown) == 12
+    row_of = {int(i): r for r, i in enumerate(ids)}
+    for input_id, encoded in shown:
+        decoded = np.asarray(Image.open(bytes_io.BytesIO(base64.b64decode(encoded))))
+        np.testing.assert_array_equal(decoded, np.rint(digits.images[row_of[int(input_id)]] / 16 * 255))
+    assert {digits.target[row_of[int(i)]] for i, _ in shown[:6]} == {5}
+    with pytest.raises(ValueError, match=r"no image for 1 of the 1 requested input id\(s\), e.g. \[9\]"):
+        media_renderer(media, np.array([9]))(0, 1.0)
+    pd.DataFrame({"input_id": [4], "document": [0], "position": [3], "token": [" sat"],
+                  "context": ["the cat"]}).to_csv(tmp_path / "tokens.csv", index=False)
+    view = media_renderer(read_text_table(tmp_path / "tokens.csv"), np.array([4]))(0, 2.0)
+    assert (view.kind, view.tokens, view.highlight) == ("text", ("the cat", " sat"), 1)
+    assert 'data-input="4" title="input 4, activation 2">the cat<mark> sat</mark>' in render_page(
+        "text", [Card(unit="u", concepts=("c",), inputs=(view,))], metrics=[])

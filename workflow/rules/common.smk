@@ -658,15 +658,20 @@ if set(VIEWER_SETTINGS) - set(SETTINGS):
 
 
 def viewer_inputs(wildcards):
-    """The setting's tables and world, Table 3 (metrics: sanity) and the built explanations (explanations: true)."""
+    """The setting's tables and what shows its inputs (the embedded world, or an external image dataset's table of
+    input_id,path as ``media``), Table 3 (metrics: sanity) and the built explanations (explanations: true).
+    """
     setting = config["settings"][wildcards.setting]
-    world, _, split = setting["dataset"].partition("_")
     inputs = {
         "activations": setting_activations(wildcards),
         "concepts": setting_concepts(wildcards),
         "truth": setting_truth(wildcards),
-        "world": f"data/worlds/{world}/{split}",
     }
+    if setting["dataset"] in IMAGE_DATASETS:
+        inputs["media"] = f"data/external/{setting['dataset']}/inputs.csv"
+    else:
+        world, _, split = setting["dataset"].partition("_")
+        inputs["world"] = f"data/worlds/{world}/{split}"
     if VIEWER.get("metrics", "sanity") == "sanity":
         inputs["table3"] = "results/table3.csv"
     if VIEWER.get("explanations") and wildcards.setting in EXPLAIN_METHOD_FILES:
@@ -676,3 +681,11 @@ def viewer_inputs(wildcards):
             method=EXPLAIN_METHOD_FILES[wildcards.setting],
         )
     return inputs
+
+
+def viewer_media_root(wildcards):
+    """The folder the ``media`` table's paths are relative to (an external image dataset's root; else empty)."""
+    dataset = config["settings"][wildcards.setting]["dataset"]
+    if dataset not in IMAGE_DATASETS:
+        return ""
+    return externals.dataset_spec(EXTERNAL, dataset)["root"]

@@ -17,6 +17,7 @@ rule viewer_setting:
         setting=setting_config,
         description=lambda wildcards: SETTING_DESCRIPTIONS.get(wildcards.setting, ""),
         viewer=VIEWER,
+        media_root=viewer_media_root,
     script:
         "../scripts/step.py"
 

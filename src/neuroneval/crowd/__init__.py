@@ -10,8 +10,10 @@
   tables), :mod:`~neuroneval.crowd.cost_reduction` (cost-reduction factors at equal RCE),
   :mod:`~neuroneval.crowd.study_files` (its input tables and per-unit error files).
 - Real studies, from task pages to estimates: :mod:`~neuroneval.crowd.design` (importance-sampled inputs grouped
-  into tasks), :mod:`~neuroneval.crowd.task_pages` (the HTML pages), :mod:`~neuroneval.crowd.study_folder` (the
-  study folder and its file-level entry point), :mod:`~neuroneval.crowd.ingest` (ratings to estimates).
+  into tasks), :mod:`~neuroneval.crowd.task_pages` (the HTML pages, showing the user's media by input id,
+  :mod:`neuroneval.input_media`), :mod:`~neuroneval.crowd.prompts` (rater-facing wording, formula priors),
+  :mod:`~neuroneval.crowd.study_folder` (the study folder and its file-level entry point),
+  :mod:`~neuroneval.crowd.ingest` (ratings to estimates).
 - :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
 
@@ -48,9 +50,7 @@ from neuroneval.crowd.study_files import read_study_units, read_unit_errors, wri
 from neuroneval.crowd.study_folder import (
     design_study_files,
     read_design,
-    read_media,
     read_pairs,
-    vision_world_media,
     write_study,
 )
 from neuroneval.crowd.study_options import (
@@ -97,7 +97,6 @@ __all__ = [
     "pseudo_label_prior",
     "rating_counts",
     "read_design",
-    "read_media",
     "read_pairs",
     "read_ratings",
     "read_study_units",
@@ -111,7 +110,6 @@ __all__ = [
     "select_explanations",
     "simulate_ratings",
     "standardize",
-    "vision_world_media",
     "weighted_mean",
     "weighted_std",
     "write_study",

@@ -13,8 +13,10 @@ A study directory (:func:`write_study`) holds:
   ``ratings.csv`` with columns task,input,rater,label (label 1 = ticked, 0 = not ticked).
 
 :func:`design_study_files` is the file-level entry point: it reads and checks the activation table, the pairs
-(:func:`read_pairs`) and the optional pseudo-label table and media, designs the study
-(:func:`~neuroneval.crowd.design.design_study`) and writes its folder (:func:`write_study`).
+(:func:`read_pairs`), the optional pseudo-label table (a formula explanation gets a simulated prior column,
+:func:`~neuroneval.crowd.prompts.formula_priors`) and prompts, designs the study
+(:func:`~neuroneval.crowd.design.design_study`) and writes its folder (:func:`write_study`) with the
+user's media by input id (:mod:`neuroneval.input_media`).
 
 :func:`write_study` replaces a previous study in the same folder whole (nothing of the old design, such as its
 extra pages, survives) and refuses a folder holding anything else (:func:`check_study_folder`);
@@ -32,6 +34,7 @@ import pandas as pd
 
 from neuroneval.crowd.design import SAMPLE_COLUMNS, DesignOptions, StudyDesign, design_study
 from neuroneval.crowd.task_pages import render_batch_html
+from neuroneval.input_media import InputMedia
 
 
 def check_study_folder(directory: str | Path) -> None:
@@ -61,9 +64,10 @@ def write_study(
     design: StudyDesign,
     directory: str | Path,
     *,
-    media: Mapping[int, object] | None = None,
+    media: InputMedia | Mapping[int, object] | None = None,
     title: str = "Concept rating",
     info: Mapping[str, object] | None = None,
+    prompts: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write ``pairs.csv``, ``samples.csv``, ``tasks.csv``, ``design.json`` and ``batch_<b>.html`` files.
 
@@ -78,12 +82,16 @@ def write_study(
     directory
         Target directory (created, or replaced when it holds a study).
     media
-        Input id → uint8 image or text snippet, embedded in the pages (see
-        :func:`~neuroneval.crowd.task_pages.render_batch_html`).
+        The user's media (:class:`~neuroneval.input_media.InputMedia`: every sampled input must be in it, else
+        ``ValueError`` naming the missing ids), or a mapping input id → uint8 image, text snippet or
+        :class:`~neuroneval.input_media.TokenInContext` (inputs it lacks show their id); embedded in the pages
+        (see :func:`~neuroneval.crowd.task_pages.render_batch_html`).
     title
         Page title.
     info
         Extra entries for ``design.json`` (e.g. the budget and raters per input the study was planned for).
+    prompts
+        Rater-facing wording of concepts or explanations (:func:`~neuroneval.crowd.prompts.rater_wording`).
 
     Returns
     -------
@@ -96,6 +104,8 @@ def write_study(
 
     target = Path(directory)
     check_study_folder(target)
+    if isinstance(media, InputMedia):
+        media = media.lookup(design.samples["input_id"])
     staging = staging_directory(target)
     try:
         names = ["pairs.csv", "samples.csv", "tasks.csv"]
@@ -104,7 +114,8 @@ def write_study(
         write_csv(staging / "tasks.csv", design.tasks)
         for batch, batch_tasks in design.tasks.groupby("batch", sort=True):
             name = f"batch_{int(batch):03d}.html"
-            (staging / name).write_text(render_batch_html(batch_tasks, media=media, title=title), encoding="utf-8")
+            page = render_batch_html(batch_tasks, media=media, title=title, prompts=prompts)
+            (staging / name).write_text(page, encoding="utf-8")
             names.append(name)
         summary = {
             "pairs": len(design.pairs),
@@ -173,27 +184,15 @@ def read_design(directory: str | Path) -> StudyDesign:
     return StudyDesign(pairs=pairs, samples=check_samples(samples, source / "samples.csv"), tasks=tasks)
 
 
-def read_media(path: str | Path, input_ids: np.ndarray) -> dict[int, object]:
-    """Media for the study pages from a file.
+def _is_formula_over(explanation: str, concepts: set[str]) -> bool:
+    """Whether ``explanation`` parses as an AND/OR/NOT formula whose concepts are all in ``concepts``."""
+    from neuroneval.explain.explanation import And, ExplanationSyntaxError, Not, Or, parse
 
-    ``.npy``: a uint8 array (n, H, W[, C]) whose rows follow ``input_ids`` (the activation table's order);
-    ``.csv``: columns ``input_id,text`` of text snippets.
-    """
-    source = Path(path)
-    if source.suffix == ".npy":
-        images = np.load(source)
-        if images.dtype != np.uint8 or images.shape[0] != len(input_ids):
-            raise ValueError(
-                f"{source}: expected a uint8 array with one image per input ({len(input_ids)}), "
-                f"got {images.dtype} of shape {images.shape}"
-            )
-        return {int(i): images[row] for row, i in enumerate(input_ids)}
-    if source.suffix == ".csv":
-        snippets = pd.read_csv(source, dtype={"text": str})
-        if not {"input_id", "text"} <= set(snippets.columns):
-            raise ValueError(f"{source}: expected columns input_id,text")
-        return {int(i): str(t) for i, t in zip(snippets["input_id"], snippets["text"], strict=True)}
-    raise ValueError(f"{source}: media must be a .npy image array or a .csv of input_id,text")
+    try:
+        node = parse(explanation)
+    except (ExplanationSyntaxError, ValueError):
+        return False
+    return isinstance(node, And | Or | Not) and set(node.concepts()) <= concepts
 
 
 def read_pairs(
@@ -213,7 +212,8 @@ def read_pairs(
     unit_names
         Unit columns of the activation table; every ``unit`` must be one of them.
     concept_names
-        Concept columns of the pseudo-label table; when given, every ``explanation`` must be one of them.
+        Concept columns of the pseudo-label table; when given, every ``explanation`` must be one of them or a
+        formula (AND/OR/NOT) over them (its prior is simulated, :func:`~neuroneval.crowd.prompts.formula_priors`).
     unit_source, concept_source
         How the error messages name the two tables (their file paths).
 
@@ -242,10 +242,10 @@ def read_pairs(
                 raise ValueError(f"{where}, column {column}: empty value")
         if unit not in units:
             raise ValueError(f"{where}, column unit: unknown unit {unit!r} (not a column of {unit_source})")
-        if concepts is not None and explanation not in concepts:
+        if concepts is not None and explanation not in concepts and not _is_formula_over(explanation, concepts):
             raise ValueError(
                 f"{where}, column explanation: unknown explanation {explanation!r} (not a concept column of "
-                f"{concept_source})"
+                f"{concept_source}, nor a formula AND/OR/NOT over its columns)"
             )
         if (unit, explanation) in seen:
             first = seen[unit, explanation]
@@ -254,30 +254,14 @@ def read_pairs(
     return pairs
 
 
-def vision_world_media(directory: str | Path, input_ids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The images of a vision world (:func:`neuroneval.worlds.load_vision_world`) for the given input ids.
-
-    Raises ``ValueError`` naming the world and the first ids it does not hold.
-    """
-    from neuroneval.worlds import load_vision_world
-
-    world = load_vision_world(Path(directory))
-    rows = {int(i): row for row, i in enumerate(world.labels["input_id"].to_numpy(dtype=np.int64))}
-    wanted = [int(i) for i in input_ids]
-    missing = [i for i in wanted if i not in rows]
-    if missing:
-        raise ValueError(f"{directory}: the world has no image for input id(s) {missing[:5]} of the study")
-    return {i: world.images[rows[i]] for i in wanted}
-
-
 def design_study_files(
     activations_path: str | Path,
     pairs_path: str | Path,
     directory: str | Path,
     *,
     pseudo_labels_path: str | Path | None = None,
-    media_path: str | Path | None = None,
-    world_path: str | Path | None = None,
+    media: InputMedia | None = None,
+    prompts_path: str | Path | None = None,
     title: str = "Concept rating",
     info: Mapping[str, object] | None = None,
     options: DesignOptions | None = None,
@@ -290,16 +274,18 @@ def design_study_files(
         Activation table (Parquet, contract of docs/design.md §2.1).
     pairs_path
         CSV with columns unit,explanation (e.g. an explanations file), checked by :func:`read_pairs`; with a
-        pseudo-label table every explanation must be one of its concept columns.
+        pseudo-label table every explanation must be one of its concept columns or a formula over them.
     directory
         Output study directory.
     pseudo_labels_path
-        Concept table of pseudo-label scores whose columns are the explanation texts.
-    media_path
-        Optional media for the pages (:func:`read_media`).
-    world_path
-        Optional vision world directory whose images the pages show (:func:`vision_world_media`); pages show
-        input ids when neither media nor a world is given.
+        Concept table of pseudo-label scores whose columns are the explanation texts; a formula explanation's
+        scores are simulated from its concepts' columns (:func:`~neuroneval.crowd.prompts.formula_priors`).
+    media
+        The inputs' images or texts (:func:`neuroneval.input_media.read_input_media`); every sampled input must be
+        in it (``ValueError`` naming the missing ids). Without it the pages show input ids.
+    prompts_path
+        CSV ``concept,text``: the wording raters read (:func:`~neuroneval.crowd.prompts.read_prompts`); default:
+        the readable form of the names (:func:`~neuroneval.crowd.prompts.rater_wording`).
     title
         Page title.
     info
@@ -313,11 +299,11 @@ def design_study_files(
     list of pathlib.Path
         The written files.
     """
+    from neuroneval.crowd.prompts import formula_priors, read_prompts
     from neuroneval.io import check_matching_ids, read_activation_table, read_concept_table
 
-    if media_path is not None and world_path is not None:
-        raise ValueError("give media or a world directory for the pages, not both")
     check_study_folder(directory)
+    prompts = None if prompts_path is None else read_prompts(prompts_path)
     activations, _ = read_activation_table(activations_path)
     pseudo = None
     if pseudo_labels_path is not None:
@@ -332,13 +318,11 @@ def design_study_files(
         unit_source=str(activations_path),
         concept_source=str(pseudo_labels_path),
     )
+    if pseudo is not None:
+        pseudo = formula_priors(pairs["explanation"].tolist(), pseudo, source=str(pseudo_labels_path),
+                                pairs_source=str(pairs_path))
     options = DesignOptions() if options is None else options
     design = design_study(activations, pairs, pseudo_labels=pseudo, n_draws=options.n_draws,
                           sampling=options.sampling, epsilon=options.epsilon, inputs_per_task=options.inputs_per_task,
                           tasks_per_batch=options.tasks_per_batch, seed=options.seed)
-    media = None
-    if media_path is not None:
-        media = read_media(media_path, activations["input_id"].to_numpy())
-    elif world_path is not None:
-        media = vision_world_media(world_path, design.samples["input_id"].unique())
-    return write_study(design, directory, media=media, title=title, info=info)
+    return write_study(design, directory, media=media, title=title, info=info, prompts=prompts)

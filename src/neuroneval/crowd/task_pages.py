@@ -17,6 +17,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from neuroneval.crowd.prompts import rater_wording
+from neuroneval.input_media import TokenInContext
+
 #: Allowed characters of a rater id (so that it needs no CSV quoting).
 RATER_PATTERN = "[A-Za-z0-9_.\\-]+"
 
@@ -64,6 +67,8 @@ def _media_html(input_id: int, media: Mapping[int, object] | None) -> str:
         return f'<span class="snippet">input {int(input_id)}</span>'
     if isinstance(item, str):
         return f'<span class="snippet">{html.escape(item)}</span>'
+    if isinstance(item, TokenInContext):
+        return f'<span class="snippet">{html.escape(item.context)}<mark>{html.escape(item.token)}</mark></span>'
     return f'<img alt="input {int(input_id)}" src="{image_data_uri(np.asarray(item))}">'
 
 
@@ -76,6 +81,7 @@ body { font-family: sans-serif; margin: 1.5em; max-width: 70em; }
 .item:has(input:checked) { border-color: #2a7; background: #efe; }
 .item img { width: 112px; height: 112px; image-rendering: pixelated; }
 .snippet { max-width: 16em; font-size: 0.9em; white-space: pre-wrap; }
+.snippet mark { background: #fc6; font-weight: bold; }
 #status { font-weight: bold; }
 """
 
@@ -110,7 +116,11 @@ document.getElementById("download").addEventListener("click", downloadAnswers);
 
 
 def render_batch_html(
-    tasks: pd.DataFrame, *, media: Mapping[int, object] | None = None, title: str = "Concept rating"
+    tasks: pd.DataFrame,
+    *,
+    media: Mapping[int, object] | None = None,
+    title: str = "Concept rating",
+    prompts: Mapping[str, str] | None = None,
 ) -> str:
     """A self-contained HTML page for the tasks of one batch.
 
@@ -119,10 +129,14 @@ def render_batch_html(
     tasks
         Rows of :attr:`~neuroneval.crowd.design.StudyDesign.tasks` (task, explanation, input_1 …).
     media
-        Maps input id to a uint8 image array (embedded as a PNG ``data:`` URI) or a text snippet; inputs
+        Maps input id to a uint8 image array (embedded as a PNG ``data:`` URI), a text snippet or a
+        :class:`~neuroneval.input_media.TokenInContext` (the token highlighted after its left context); inputs
         without media show their id.
     title
         Page title.
+    prompts
+        Rater-facing wording of concepts (or whole explanations); each explanation is shown as
+        :func:`~neuroneval.crowd.prompts.rater_wording` (default: the readable form of its names).
 
     Returns
     -------
@@ -141,8 +155,10 @@ def render_batch_html(
             for i in inputs
         )
         sections.append(
-            f'<section class="task" data-task="{html.escape(str(record["task"]))}">\n'
-            f"<h2>Tick every input that shows: <q>{html.escape(str(record['explanation']))}</q></h2>\n"
+            f'<section class="task" data-task="{html.escape(str(record["task"]))}" '
+            f'data-explanation="{html.escape(str(record["explanation"]))}">\n'
+            f"<h2>Tick every input that shows: <q>{html.escape(rater_wording(str(record['explanation']), prompts))}"
+            "</q></h2>\n"
             f'<div class="grid">\n{items}\n</div>\n</section>'
         )
     body = "\n".join(sections)

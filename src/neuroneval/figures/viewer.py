@@ -1,7 +1,8 @@
 """The neuron viewer: one static, offline HTML page per setting (``results/viewer/<setting>/index.html``).
 
 Each unit with a known concept gets a card (a row of one sortable table): its top-activating inputs (inline
-base64 PNG thumbnails from the world's images, or the world's tokens with the activating one highlighted), its
+base64 PNG thumbnails from the world's images, or the world's tokens with the activating one highlighted; with the
+user's own media, :mod:`neuroneval.input_media`, their images, texts or tokens in context, found by input id), its
 known concept(s), every explanation available for it (the explanation methods' outputs, when built), and its
 scores for the known concept under the chosen metrics (by default those that pass both sanity tests, Table 3).
 Clicking a column header sorts the cards; the page has no external asset, no server and no network access.
@@ -24,10 +25,11 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from neuroneval.input_media import InputMedia
     from neuroneval.metrics import MetricOptions
 
 #: ``render(row, activation)``: how an input row is shown, a thumbnail (``kind="image"``: base64 PNG), tokens
-#: (``kind="tokens"``) or its id.
+#: (``kind="tokens"``), a text (``kind="text"``: its pieces joined as they are) or its id.
 Renderer = Callable[[int, float], "InputView"]
 
 
@@ -37,7 +39,7 @@ class InputView:
 
     input_id: int
     activation: float
-    kind: str  # "image" | "tokens" | "id"
+    kind: str  # "image" | "tokens" | "text" | "id"
     image: str = ""  # base64 PNG
     width: int = 0  # display size in CSS pixels
     height: int = 0
@@ -209,6 +211,27 @@ def token_renderer(token_ids: np.ndarray, doc_offsets: np.ndarray, vocabulary: S
     return render
 
 
+def media_renderer(media: InputMedia, input_ids: np.ndarray, *, scale: int = 2) -> Renderer:
+    """Render row ``r`` as the user's media of input ``input_ids[r]``, looked up by id (never by row): an image
+    thumbnail, a text, or a token highlighted after its left context. An id the media lacks raises ``ValueError``
+    naming the media and the id (:meth:`~neuroneval.input_media.InputMedia.lookup`)."""
+    from neuroneval.input_media import TokenInContext
+
+    def render(row: int, activation: float) -> InputView:
+        identifier = int(input_ids[row])
+        item = media.lookup([identifier])[identifier]
+        if isinstance(item, TokenInContext):
+            return InputView(input_id=identifier, activation=activation, kind="text",
+                             tokens=(item.context, item.token), highlight=1)
+        if isinstance(item, str):
+            return InputView(input_id=identifier, activation=activation, kind="text", tokens=(item,))
+        image = np.asarray(item)
+        return InputView(input_id=identifier, activation=activation, kind="image", image=png_base64(image),
+                         width=image.shape[1] * scale, height=image.shape[0] * scale)
+
+    return render
+
+
 def id_renderer(input_ids: np.ndarray) -> Renderer:
     """Render row ``r`` by its input id only (a world the viewer cannot show)."""
 
@@ -302,13 +325,14 @@ def _input_html(view: InputView) -> str:
     title = f"input {view.input_id}, activation {view.activation:.4g}"
     if view.kind == "image":
         size = f' width="{view.width}" height="{view.height}"' if view.width else ""
-        return (f'<figure title="{_escape(title)}"><img alt="input {view.input_id}"{size} '
+        return (f'<figure title="{_escape(title)}" data-input="{view.input_id}"><img alt="input {view.input_id}"{size} '
                 f'src="data:image/png;base64,{view.image}"><figcaption>{view.activation:.3g}</figcaption></figure>')
-    if view.kind == "tokens":
+    if view.kind in ("tokens", "text"):
         words = [f"<mark>{_escape(token)}</mark>" if index == view.highlight else _escape(token)
                  for index, token in enumerate(view.tokens)]
         following = f' <span class="next">→ {_escape(view.next_token)}</span>' if view.next_token else ""
-        return (f'<div class="tokens" title="{_escape(title)}">{" ".join(words)}{following}'
+        joined = (" " if view.kind == "tokens" else "").join(words)
+        return (f'<div class="tokens" data-input="{view.input_id}" title="{_escape(title)}">{joined}{following}'
                 f'<span class="act">{view.activation:.3g}</span></div>')
     return f'<figure title="{_escape(title)}">#{view.input_id}<br>{view.activation:.3g}</figure>'
 
@@ -379,8 +403,13 @@ def render_page(setting: str, cards: Sequence[Card], *, metrics: Sequence[str], 
 
 def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path = Path("data"), scale: int = 2,
                   context: int = 12) -> Renderer:
-    """The renderer of a dataset's world: thumbnails (vision, digits), tokens (text) or ids."""
+    """The renderer of a dataset's world: thumbnails (vision, digits; by the ids of ``labels.parquet`` when the
+    world has it, :func:`~neuroneval.input_media.read_vision_world_media`), tokens (text) or ids."""
     directory = world_directory(dataset, root)
+    if (directory / "images.npy").exists() and (directory / "labels.parquet").exists():
+        from neuroneval.input_media import read_vision_world_media
+
+        return media_renderer(read_vision_world_media(directory), input_ids, scale=scale)
     if (directory / "images.npy").exists():
         return image_renderer(np.load(directory / "images.npy", mmap_mode="r"), input_ids, scale=scale)
     if (directory / "token_ids.npy").exists():
@@ -394,15 +423,20 @@ def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path = Path("dat
 def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_files: Sequence[Path],
                  concept_file: Path, truth_file: Path, metrics: Sequence[str], top_k: int,
                  max_units: int | None, explanation_files: Sequence[Path] = (), data_root: Path = Path("data"),
-                 scale: int = 2, context: int = 12, description: str = "", notes: Sequence[str] = ()) -> str:
-    """Read one setting's tables and world and return its viewer page."""
+                 scale: int = 2, context: int = 12, description: str = "", notes: Sequence[str] = (),
+                 media: InputMedia | None = None) -> str:
+    """Read one setting's tables and world and return its viewer page; ``media`` (the user's images or texts,
+    :func:`neuroneval.input_media.read_input_media`) replaces the embedded world (:func:`load_renderer`)."""
     from neuroneval.settings import load_setting, read_activation_table
 
     data = load_setting(list(activation_files), concept_file,
                         concept_prefixes=setting_config["concepts"].get("prefixes", []))
     frame, _ = read_activation_table(activation_files[0])
     input_ids = frame["input_id"].to_numpy(dtype=np.int64)
-    render = load_renderer(setting_config["dataset"], input_ids, root=data_root, scale=scale, context=context)
+    if media is not None:
+        render = media_renderer(media, input_ids, scale=scale)
+    else:
+        render = load_renderer(setting_config["dataset"], input_ids, root=data_root, scale=scale, context=context)
     truth = pd.read_csv(truth_file, dtype=str)
     explanations = {Path(path).stem: pd.read_csv(path, dtype={"unit": str}, keep_default_na=False)
                     for path in explanation_files}

@@ -11,8 +11,10 @@ from neuroneval.pipeline.runner import StepIO
 
 
 def viewer_setting(job: StepIO) -> None:
-    """``results/viewer/<setting>/index.html``: one card per unit with a known concept (params ``viewer``)."""
+    """``results/viewer/<setting>/index.html``: one card per unit with a known concept (params ``viewer``); an
+    external image dataset's inputs are shown from its ``inputs.csv`` (``input_id,path`` under ``media_root``)."""
     from neuroneval.figures.viewer import build_viewer, passing_metrics, write_viewer
+    from neuroneval.input_media import read_image_table
 
     knobs = job.params.viewer
     chosen = knobs.get("metrics", "sanity")
@@ -20,6 +22,8 @@ def viewer_setting(job: StepIO) -> None:
     notes = ["no metric passes both sanity tests in results/table3.csv"] if chosen == "sanity" and not metrics else []
     explanation_files = [Path(path) for path in getattr(job.input, "explanations", [])]
     max_units = knobs.get("max_units")
+    media_table = getattr(job.input, "media", None)
+    media = None if media_table is None else read_image_table(media_table, root=job.params.media_root)
     page = build_viewer(
         job.wildcards.setting,
         job.params.setting,
@@ -30,11 +34,12 @@ def viewer_setting(job: StepIO) -> None:
         top_k=int(knobs.get("top_inputs", 8)),
         max_units=None if max_units is None else int(max_units),
         explanation_files=explanation_files,
-        data_root=Path(job.input.world).parents[2],
+        data_root=Path(job.input.world).parents[2] if media is None else Path("data"),
         scale=int(knobs.get("thumbnail_scale", 2)),
         context=int(knobs.get("context_tokens", 12)),
         description=job.params.description,
         notes=notes,
+        media=media,
     )
     write_viewer(job.output[0], page)
     print(f"{job.wildcards.setting}: viewer with metrics {metrics}, {len(explanation_files)} explanation tables")
