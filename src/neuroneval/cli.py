@@ -1,4 +1,4 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | crowd design | crowd ingest``.
 
 Examples
 --------
@@ -25,6 +25,11 @@ scores); ``--option`` sets the method's options (JSON values)::
 
     neuroneval explain --method compexp --option max_length=2 --option beam_size=5 \
         --activations my_units.parquet --concepts my_concepts.parquet --out explanations/mine/compexp.csv
+
+Score explanation files from any tool on your activations and concepts (docs/evaluate.md)::
+
+    neuroneval evaluate --activations my_units.parquet --concepts my_concepts.parquet \
+        --explanations mine=explanations/mine/compexp.csv --out evaluation/
 
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
@@ -96,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a method option (repeatable); VALUE is read as JSON where it parses, else as text")
     explain.add_argument("--captions", help="CSV with input_id,caption (the captions method)")
 
+    from neuroneval.explain.evaluate_report import add_evaluate_parser
+
+    add_evaluate_parser(commands)
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
     design = crowd_commands.add_parser(
@@ -160,6 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _score(arguments)
         elif arguments.command == "explain":
             _explain(arguments)
+        elif arguments.command == "evaluate":
+            from neuroneval.explain.evaluate_report import run_evaluate
+
+            run_evaluate(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:
