@@ -77,7 +77,7 @@ class EvaluateOptions(Options):
     seed: int = 0
     alpha: float = 0.005
     n_boot: int = 1000
-    unit_n_boot: int = 100
+    unit_n_boot: int = 20
     ci_level: float = 0.95
     sanity: str | None = None
     format: str = "auto"

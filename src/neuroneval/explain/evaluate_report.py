@@ -32,7 +32,7 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, floor and bootstraps")
     parser.add_argument("--alpha", type=float, default=0.005, help="top-alpha of the binarizing metrics")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over units (summary)")
-    parser.add_argument("--unit-n-boot", type=int, default=100,
+    parser.add_argument("--unit-n-boot", type=int, default=20,
                         help="bootstrap resamples over held-out inputs (each unit's interval; 0: none)")
     parser.add_argument("--ci-level", type=float, default=0.95, help="coverage of the intervals")
     parser.add_argument("--out", required=True, help="output directory")
