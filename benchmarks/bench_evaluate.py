@@ -8,12 +8,14 @@ source explains every unit with one concept, a two-concept formula or a three-te
 (:func:`neuroneval.explain.evaluate.evaluate`, every (unit, source) column of a resample scored by one engine call
 per metric) is set against a naive reference: a Python loop over units and sources that scores each column alone
 with the same resamples (:func:`neuroneval.explain.simulate.simulation_metrics` on one column), timed on
-``--naive-units`` units and extrapolated linearly to all of them.
+``--naive-units`` units and extrapolated linearly to all of them. Wall time depends on what else runs on the
+machine, so the CPU time of the process and the load average are printed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -87,14 +89,15 @@ def main() -> None:
     arguments = parser.parse_args()
     activations, concepts, sources = example(arguments.inputs, arguments.units, arguments.concepts, arguments.sources)
     options = EvaluateOptions(n_boot=arguments.n_boot, unit_n_boot=arguments.unit_n_boot)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result = evaluate(activations, concepts, sources, options=options)
-    batched = time.perf_counter() - started
+    batched, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     naive = naive_seconds(activations, concepts, sources, options, arguments.naive_units)
     extrapolated = naive * arguments.units / arguments.naive_units
     print(f"evaluate: {arguments.inputs} inputs x {arguments.units} units x {arguments.sources} explanation files "
           f"({result.n_held_out} held out, {len(result.metrics) + 1} scores, n_boot {arguments.n_boot}, "
-          f"unit_n_boot {arguments.unit_n_boot}): {batched:.1f} s")
+          f"unit_n_boot {arguments.unit_n_boot}): {batched:.1f} s wall, {cpu:.1f} s CPU (load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"naive per-unit loop: {naive:.1f} s on {arguments.naive_units} units per source, extrapolated "
           f"{extrapolated:.0f} s for {arguments.units}; ratio {extrapolated / batched:.1f}x")
 
