@@ -63,7 +63,9 @@ class EvaluateOptions(Options):
     n_boot : int ≥ 0
         Bootstrap resamples over units for the per-source means and the paired differences (0: no intervals).
     unit_n_boot : int ≥ 0
-        Bootstrap resamples over held-out inputs for each (unit, source) score (0: no intervals).
+        Bootstrap resamples over held-out inputs for each (unit, source) score (0: no intervals). Each resample
+        costs one more engine pass over every (unit, source) column, about as much as the point estimates
+        (benchmarks/bench_evaluate.py).
     ci_level : float in (0, 1)
         Coverage of the percentile intervals.
     sanity : str or None
