@@ -1,4 +1,5 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | record | cosy | crowd design | crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | cosy | crowd design |
+crowd ingest``.
 
 Examples
 --------
@@ -26,6 +27,11 @@ scores); ``--option`` sets the method's options (JSON values)::
 
     neuroneval explain --method compexp --option max_length=2 --option beam_size=5 \
         --activations my_units.parquet --concepts my_concepts.parquet --out explanations/mine/compexp.csv
+
+Score explanation files from any tool on your activations and concepts (docs/evaluate.md)::
+
+    neuroneval evaluate --activations my_units.parquet --concepts my_concepts.parquet \
+        --explanations mine=explanations/mine/compexp.csv --out evaluation/
 
 Score your explanation file with CoSy (paper 002): AUC, MAD, Mann–Whitney U and two-sided p-value of each unit's
 explanation and of a random one, on synthetic images of a generator (``neuroneval.cosy.cli``)::
@@ -117,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--captions", help="CSV with input_id,caption (the captions method)")
 
     add_record_parser(commands)
+
+    from neuroneval.explain.evaluate_report import add_evaluate_parser
+
+    add_evaluate_parser(commands)
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -263,6 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _score(arguments)
         elif arguments.command == "explain":
             _explain(arguments)
+        elif arguments.command == "evaluate":
+            from neuroneval.explain.evaluate_report import run_evaluate
+
+            run_evaluate(arguments)
         elif arguments.command == "cosy":
             from neuroneval.cosy.cli import run_cosy
 

@@ -16,6 +16,7 @@ from neuroneval import io
 from neuroneval.cli import main
 from neuroneval.explain import Text, parse, read_explanations
 from neuroneval.explain.agreement import ranking_agreement
+from neuroneval.explain.benchmark import holdout_mask
 from neuroneval.explain.explanation import length
 from neuroneval.pipeline.explain_benchmark_steps import explain_benchmark, explain_crowd
 from neuroneval.pipeline.explain_steps import (
@@ -27,7 +28,6 @@ from neuroneval.pipeline.explain_steps import (
     explain_results,
     explain_score,
     explain_setting,
-    holdout_mask,
     method_files,
     method_options,
     method_tables,

@@ -252,3 +252,56 @@ def test_the_llm_method_is_opt_in_and_plans_on_the_world(tmp_path: Path) -> None
     for name, world in worlds.items():
         job = next(block for block in jobs if f"explanations/{name}/llm.csv" in block)
         assert world in job.split("output:")[0], job
+
+
+def six_digits(values: pd.Series) -> np.ndarray:
+    """Values as the workflow's CSVs hold them (``neuroneval.io.write_csv``: ``%.6g``)."""
+    return np.array([float(f"{value:.6g}") for value in values])
+
+
+def test_evaluate_on_the_project_explanation_files_equals_tables_1_2(explain_run) -> None:
+    """Issue 30's acceptance on the tiny build: ``evaluate`` on one setting's explanation files (the methods' own,
+    the truth) with the workflow's split, seed and α gives the per-unit scores of ``results/explain/scores`` and the
+    means of Tables 1–2 (same values once written as the tables write them); its floor is the ``random_l1`` row, its
+    optimum the ``oracle`` row, and the truth beats the floor in every score."""
+    from neuroneval import io
+    from neuroneval.explain.evaluate import FLOOR, OPTIMUM, EvaluateOptions, evaluate
+    from neuroneval.settings import activation_path
+
+    workspace, explain = explain_run
+    setting = "cnn_final_gt"
+    spec = yaml.safe_load((workspace / "params.yaml").read_text())["settings"][setting]
+    unit = spec["units"][0]
+    activations, _ = io.read_activation_table(activation_path(spec["dataset"], unit["model"], unit["layer"],
+                                                              root=workspace / "data"))
+    labels, _ = io.read_concept_table(workspace / "data" / "concepts" / spec["dataset"] / "labels.parquet")
+    concepts = labels[[io.ID_COLUMN, *[c for c in labels.columns if c.startswith(tuple(spec["concepts"]["prefixes"]))]]]
+    methods = [name for name in method_files(explain["settings"][setting], explain["simple"])
+               if name not in ("random", "random_l1")]
+    files = {name: workspace / "explanations" / setting / f"{name}.csv" for name in methods}
+    options = EvaluateOptions(holdout=explain["holdout_fraction"], seed=explain["random_seed"], alpha=explain["alpha"],
+                              n_boot=50, unit_n_boot=0)
+    evaluation = evaluate(activations, concepts, files, options=options)
+    scores = pd.read_csv(workspace / "results" / "explain" / "scores" / f"{setting}.csv", dtype={"unit": str})
+    names = score_columns()
+    assert tuple(names[1:]) == evaluation.metrics
+    tables = {table_id: pd.read_csv(workspace / "results" / "explain" / f"table{table_id}.csv") for table_id in (1, 2)}
+    for source, method in [*((name, name) for name in methods), (FLOOR, "random_l1"), (OPTIMUM, ORACLE)]:
+        mine = evaluation.units[evaluation.units["source"] == source]
+        table_id = method_tables(method)[0] if method != ORACLE else 1
+        theirs = scores[(scores["method"] == method) & (scores["table"] == table_id)].set_index("unit")
+        row = tables[table_id][(tables[table_id]["setting"] == setting) & (tables[table_id]["method"] == method)]
+        for name in names:
+            values = mine[mine["metric"] == name].set_index("unit")["value"]
+            expected = theirs[name].dropna()
+            assert set(values.index) == set(expected.index), (source, name)
+            rounded = six_digits(values.loc[expected.index])
+            assert np.array_equal(rounded, expected.to_numpy()), (source, name)
+            table_mean = row[f"{name}_mean"].item()
+            if len(expected):
+                assert float(f"{rounded.mean():.6g}") == table_mean, (source, name)
+            else:  # text explanations only (captions): no concept simulator scores them, in either
+                assert np.isnan(table_mean) and values.empty, (source, name)
+    summary = evaluation.summary.set_index(["source", "metric"])["mean"]
+    for name in names:
+        assert summary[("truth", name)] > summary[(FLOOR, name)], name

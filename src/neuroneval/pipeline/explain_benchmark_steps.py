@@ -72,9 +72,9 @@ def explain_cosy_score(job: StepIO) -> None:
     generator whose images carry no labels, :mod:`neuroneval.explain.ideal`)."""
     from neuroneval.cosy.activations import classifier_units
     from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
+    from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
     from neuroneval.explain.ideal import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON
-    from neuroneval.pipeline.explain_steps import holdout_mask
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
     manifest = read_manifest(job.input.manifest)
@@ -128,11 +128,12 @@ def explain_crowd(job: StepIO) -> None:
     (:mod:`neuroneval.explain.ideal`)."""
     from neuroneval.cosy.evaluation import select_units
     from neuroneval.explain import read_explanations
+    from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.explain.cosy_benchmark import shown_concepts
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
     from neuroneval.explain.ideal import ideal_crowd_scores
     from neuroneval.meta.ideal_units import load_ideal_units
-    from neuroneval.pipeline.explain_steps import aligned_concepts, holdout_mask, setting_ids
+    from neuroneval.pipeline.explain_steps import aligned_concepts, setting_ids
     from neuroneval.settings import load_setting
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)

@@ -114,17 +114,6 @@ def method_options(explain: Mapping[str, Any], name: str) -> dict[str, Any]:
     return options
 
 
-def holdout_mask(n_inputs: int, fraction: float, seed: int) -> np.ndarray:
-    """(n,) bool, True on the ⌈fraction·n⌉ held-out inputs of a seeded permutation (at least 2 on each side)."""
-    n_held = math.ceil(fraction * n_inputs)
-    if n_held < 2 or n_inputs - n_held < 2:
-        raise ValueError(f"explain.holdout_fraction {fraction} leaves {n_held} of {n_inputs} inputs held out; "
-                         "both parts need at least 2")
-    held = np.zeros(n_inputs, dtype=bool)
-    held[np.random.default_rng(seed).permutation(n_inputs)[:n_held]] = True
-    return held
-
-
 def unit_groups(layers: Sequence[str], unit_names: Sequence[str]) -> list[str]:
     """Each unit's group: the layer of the activation table it comes from (names are ``<layer>.<unit>`` when a
     setting joins several tables, docs/design.md §2.2)."""
@@ -222,6 +211,7 @@ def explain_setting(job: StepIO) -> None:
         truth_explanations,
         write_explanations,
     )
+    from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.settings import load_setting
 
     setting, spec, name = job.params.setting, job.params.spec, job.wildcards.method
@@ -386,11 +376,11 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
                   truth: Mapping[str, Sequence[str]], *, alpha: float,
                   ideal: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per-unit scores of every method's explanations on held-out inputs (``SCORE_KEYS`` + ``score_columns()`` +
-    ``truth_recovered``); text explanations are kept with empty scores (no concept simulator reads them).
+    ``truth_recovered``; :func:`neuroneval.explain.benchmark.source_scores`, as ``neuroneval evaluate`` scores).
 
     With ``ideal`` (the world's ideal units on the same inputs, one column per unit) the ``truth`` explanations are
     also scored on them: the rows of method :data:`IDEAL`, the ceiling (:mod:`neuroneval.explain.ideal`)."""
-    from neuroneval.explain import score_explanations
+    from neuroneval.explain.benchmark import source_scores
     from neuroneval.explain.ideal import ideal_scores
     from neuroneval.metrics import TopAlphaOptions
 
@@ -400,9 +390,7 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
     parts = []
     for method, frame in explanations.items():
         frame = frame.reset_index(drop=True)
-        scorable = frame[frame["kind"] != "text"]
-        scored = (score_explanations(scorable, table, concepts, concept_names, source=method, options=options)
-                  if len(scorable) else None)
+        scored = source_scores(frame, table, concepts, concept_names, options=options, source=method)
         parts += _method_rows(method, frame, scored, group_of, truth)
     if ideal is not None and "truth" in explanations:
         frame = explanations["truth"]
@@ -416,14 +404,14 @@ def score_setting(explanations: Mapping[str, pd.DataFrame], activations: np.ndar
 def _oracle_rows(activations: pd.DataFrame, concepts: np.ndarray, group_of: Mapping[str, str],
                  options: Any) -> list[pd.DataFrame]:
     """Rows of method :data:`~neuroneval.explain.oracle.ORACLE` (both tables): the exact best score any explanation
-    reaches on each unit, where the concepts are one categorical variable (the LM's next tokens, the class units'
-    classes); none otherwise."""
-    from neuroneval.explain.oracle import ORACLE, concept_groups, oracle_scores
+    reaches on each unit (:func:`neuroneval.explain.benchmark.optimum_scores`), where the concepts are one
+    categorical variable (the LM's next tokens, the class units' classes); none otherwise."""
+    from neuroneval.explain.benchmark import optimum_scores
+    from neuroneval.explain.oracle import ORACLE
 
-    groups = concept_groups(concepts)
-    if groups is None:
+    scores = optimum_scores(activations, concepts, options=options)
+    if scores is None:
         return []
-    scores = oracle_scores(activations, groups, options=options).reindex(columns=["unit", *score_columns()])
     scores = scores.assign(kind="oracle", length=np.nan, group=[group_of[unit] for unit in scores["unit"]],
                            method=ORACLE, truth_recovered=np.nan)
     return [scores.assign(table=table_id) for table_id in (1, 2)]
@@ -437,15 +425,14 @@ def reference_rows() -> tuple[str, ...]:
     return (*REFERENCE_ROWS, ORACLE)
 
 
-def _method_rows(method: str, frame: pd.DataFrame, scored: pd.DataFrame | None, group_of: Mapping[str, str],
+def _method_rows(method: str, frame: pd.DataFrame, scored: pd.DataFrame, group_of: Mapping[str, str],
                  truth: Mapping[str, Sequence[str]]) -> list[pd.DataFrame]:
     """One method's per-unit rows (every unit of ``frame``, with ``scored``'s scores where it has them), once per
     table of :func:`method_tables`."""
     from neuroneval.explain import parse
 
     scores = pd.DataFrame({"unit": frame["unit"].astype(str)})
-    if scored is not None:
-        scores = scores.merge(scored.drop(columns=["kind", "length"]), on="unit", how="left")
+    scores = scores.merge(scored.drop(columns=["kind", "length"], errors="ignore"), on="unit", how="left")
     scores = scores.reindex(columns=["unit", *score_columns()])
     scores["kind"] = frame["kind"].to_numpy()
     scores["length"] = frame["length"].to_numpy()
@@ -463,6 +450,7 @@ def explain_score(job: StepIO) -> None:
     from the ground-truth concept table (paper 001 App. B.2) and scored; the truth explanations also on the
     world's ideal units (``input.ideal`` tables, else the truth concepts' labels): the ceiling rows ``ideal``."""
     from neuroneval.explain import read_explanations
+    from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.meta.ideal_units import load_ideal_units
     from neuroneval.settings import load_setting
 
