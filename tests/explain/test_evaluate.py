@@ -133,7 +133,7 @@ def test_mismatched_ids_and_unscorable_rows_are_named(tmp_path: Path) -> None:
     partial.to_csv(path, index=False)
     result = evaluate(activations, concepts, {"partial": path}, options=EvaluateOptions(n_boot=0, unit_n_boot=0))
     reasons = result.unscorable.set_index("unit")["reason"]
-    assert "concept 'nope'" in reasons["u1"] and "not a column of the activation table" in reasons["u9"]
+    assert "no concept matches 'nope'" in reasons["u1"] and "not in the activation table" in reasons["u9"]
     assert reasons[["u2", "u3", "u4"]].str.contains("no explanation").all()
     assert set(result.units.loc[result.units["source"] == "partial", "unit"]) == {"u0"}
     with pytest.raises(ValueError, match="reserved"):

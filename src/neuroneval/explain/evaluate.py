@@ -18,6 +18,14 @@ Two reference sources are always added: ``random`` (the floor: one uniformly dra
 :func:`~neuroneval.explain.random_explanations`, seeded) and, where each input has at most one active concept
 (one categorical variable), ``optimum``: the exact best score any explanation reaches
 (:func:`neuroneval.explain.benchmark.optimum_scores`, :mod:`neuroneval.explain.oracle`; closed forms, no interval).
+
+Explanation files of any tool are read by :func:`neuroneval.explain.formats.read_explanation_file` with the
+activation table's unit names and :attr:`EvaluateOptions.mapping` (free text → concepts); every row it cannot score
+is a row of :attr:`Evaluation.unscorable`. Units that are constant or near-dead on the held-out inputs
+(:func:`neuroneval.metrics.unit_checks.degenerate_units`, docs/design.md §5.6) keep their scores in ``units.csv``
+with ``degenerate`` true, are listed after the other units, and are left out of the per-source means and the paired
+differences (``n_units`` counts the units used); one :class:`~neuroneval.metrics.unit_checks.DegenerateUnitWarning`
+names them.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +43,15 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.explain.benchmark import holdout_mask, optimum_scores, score_names, source_scores
 from neuroneval.explain.explanation import CSV_COLUMNS
+from neuroneval.explain.formats import UNIT_NOT_IN_TABLE, read_explanation_file
 from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, simulation_metrics, to_unit_interval
+from neuroneval.explain.text_mapping import TextMapping
+from neuroneval.metrics.unit_checks import (
+    DEGENERATE_COLUMN,
+    degenerate_units,
+    flag_degenerate_rows,
+    warn_small_probe_set,
+)
 from neuroneval.options import Options, OptionsError, check_fraction, check_range
 
 #: Source names of the reference rows :func:`evaluate` adds (not allowed as your source names).
@@ -43,7 +59,7 @@ FLOOR = "random"
 OPTIMUM = "optimum"
 #: Columns of :attr:`Evaluation.units`.
 UNIT_COLUMNS = ["unit", "source", "metric", "value", "ci_low", "ci_high", "kind", "length", "explanation",
-                "n_held_out"]
+                "n_held_out", DEGENERATE_COLUMN]
 #: Where the sanity-passing metrics come from when no sanity table is given.
 PAPER_TABLE3 = "paper 000 Table 3 (no sanity results table given)"
 
@@ -73,6 +89,15 @@ class EvaluateOptions(Options):
         Table 3.
     format : str
         Format of the explanation files (:func:`neuroneval.explain.formats.read_explanation_file`).
+    mapping : TextMapping
+        How free text maps to concept names beyond exact names and formulas: a synonyms CSV ``text,concept``, a
+        local text-embedding model folder and its cosine threshold (:class:`~neuroneval.explain.text_mapping.
+        TextMapping`).
+    unit_template : str or None
+        ``str.format`` template over a format's unit fields giving the activation-table column (None: the format's
+        default, e.g. ``{layer}/{index}`` for Neuronpedia).
+    unit_map : str or None
+        Path of a CSV ``source_unit,unit`` renaming templated unit names to activation-table columns.
     """
 
     holdout: float = 0.5
@@ -83,6 +108,9 @@ class EvaluateOptions(Options):
     ci_level: float = 0.95
     sanity: str | None = None
     format: str = "auto"
+    mapping: TextMapping = field(default_factory=TextMapping)
+    unit_template: str | None = None
+    unit_map: str | None = None
 
     def validate(self) -> None:
         check_fraction(self, "holdout", high_open=True)
@@ -106,6 +134,8 @@ class Evaluation:
     n_inputs: int
     n_held_out: int
     options: EvaluateOptions
+    degenerate: tuple[str, ...] = ()  # units constant or near-dead on the held-out inputs, in column order
+    degenerate_note: str = ""  # one line naming them (DegenerateUnits.summary), empty when there are none
 
 
 def sanity_metrics(path: str | os.PathLike | None) -> tuple[tuple[str, ...], str]:
@@ -151,13 +181,14 @@ def aligned_tables(activations: pd.DataFrame, concepts: pd.DataFrame, *, activat
 
 
 def _read_source(name: str, given: pd.DataFrame | str | os.PathLike, concept_names: Sequence[str],
-                 options: EvaluateOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """An explanation frame and its unreadable rows (``row, unit, text, reason``)."""
-    from neuroneval.explain.formats import read_explanation_file
-
+                 unit_names: Sequence[str], options: EvaluateOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An explanation frame and its unscorable rows (``row, unit, text, reason``): a file is read with the
+    activation table's unit names and the options' text mapping and unit naming."""
     if isinstance(given, pd.DataFrame):
         return given.reset_index(drop=True), pd.DataFrame(columns=["row", "unit", "text", "reason"])
-    imported = read_explanation_file(given, format=options.format, concept_names=concept_names, source=name)
+    imported = read_explanation_file(given, format=options.format, concept_names=concept_names, source=str(given),
+                                     mapping=options.mapping, unit_names=unit_names,
+                                     unit_template=options.unit_template, unit_map=options.unit_map)
     return imported.explanations, imported.unscorable
 
 
@@ -202,11 +233,12 @@ def _tidy(scores: pd.DataFrame, source: str, frame: pd.DataFrame | None, metrics
 
 
 def _summary(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
-    """Per (source, metric): mean over scored units with a percentile bootstrap interval over units."""
+    """Per (source, metric): mean over scored units that are not degenerate, with a percentile bootstrap interval
+    over units."""
     rows = []
     rng = np.random.default_rng([options.seed, 2])
     for (source, metric), frame in units.groupby(["source", "metric"], sort=False):
-        values = frame["value"].dropna().to_numpy()
+        values = frame.loc[~frame[DEGENERATE_COLUMN].astype(bool), "value"].dropna().to_numpy()
         low = high = np.nan
         if len(values) and options.n_boot:
             means = values[rng.integers(0, len(values), size=(options.n_boot, len(values)))].mean(axis=1)
@@ -218,11 +250,12 @@ def _summary(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
 
 
 def _differences(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
-    """Every two sources, per metric: the mean paired difference over common scored units, paired bootstrap."""
+    """Every two sources, per metric: the mean paired difference over common scored units that are not degenerate,
+    paired bootstrap."""
     rows = []
     rng = np.random.default_rng([options.seed, 3])
     sources = list(dict.fromkeys(units["source"]))
-    for metric, frame in units.groupby("metric", sort=False):
+    for metric, frame in units[~units[DEGENERATE_COLUMN].astype(bool)].groupby("metric", sort=False):
         wide = frame.pivot(index="unit", columns="source", values="value")
         for first, second in itertools.combinations(sources, 2):
             if first not in wide or second not in wide:
@@ -252,9 +285,9 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
     concepts
         ``input_id`` + one column per concept, values in [0, 1]: labels or pseudo-labels (frame or Parquet path).
     explanations
-        Source name → explanation frame or file. A unit of the activation table that a source does not explain,
-        and a row that cannot be scored (unknown concept, text explanation, unit not in the table), is listed in
-        :attr:`Evaluation.unscorable`.
+        Source name → explanation frame or file (any format of :data:`neuroneval.explain.formats.FORMATS`). A unit
+        of the activation table that a source does not explain, and a row that cannot be scored (text that maps to
+        no concept, unit not in the table, a unit explained twice), is listed in :attr:`Evaluation.unscorable`.
 
     Examples
     --------
@@ -289,7 +322,11 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
                          columns=unit_names)
     concept_values = concepts[concept_names].to_numpy(dtype=np.float64)[held]
     metric_options = TopAlphaOptions(alpha=options.alpha)
-    sources = {name: _read_source(name, given, concept_names, options) for name, given in explanations.items()}
+    n_held_out = int(held.sum())
+    warn_small_probe_set(n_held_out, "alpha", options.alpha, where="evaluate (held-out inputs)")
+    checked = degenerate_units(table.to_numpy(), unit_names)
+    sources = {name: _read_source(name, given, concept_names, unit_names, options)
+               for name, given in explanations.items()}
     sources[FLOOR] = (random_explanations(unit_names, concept_names, RandomOptions(length=1, seed=options.seed)),
                       pd.DataFrame(columns=["row", "unit", "text", "reason"]))
     frames, unscorable = {}, []
@@ -300,7 +337,7 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
         outside = ~units.isin(unit_names)
         text = frame["kind"] == "text"
         dropped = outside | text
-        reasons = np.where(outside[dropped], "unit is not a column of the activation table",
+        reasons = np.where(outside[dropped], UNIT_NOT_IN_TABLE,
                            "text explanation: no concept simulator reads it")
         unscorable.append(pd.DataFrame({"source": name, "unit": units[dropped], "row": frame.index[dropped],
                                         "text": frame["explanation"][dropped], "reason": reasons}))
@@ -325,15 +362,23 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
             intervals[name] = {metric: (low[start:stop], high[start:stop]) for metric, (low, high) in joined.items()}
             start = stop
     for name, frame in scored_frames.items():
-        parts.append(_tidy(wide[name], name, frame, metrics, intervals.get(name), int(held.sum())))
+        parts.append(_tidy(wide[name], name, frame, metrics, intervals.get(name), n_held_out))
     optimum = optimum_scores(table, concept_values, options=metric_options, metrics=metrics)
     if optimum is not None:
-        parts.append(_tidy(optimum, OPTIMUM, None, metrics, None, int(held.sum())))
-    units = pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
+        parts.append(_tidy(optimum, OPTIMUM, None, metrics, None, n_held_out))
+    columns = UNIT_COLUMNS[:-1]
+    units = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    units = flag_degenerate_rows(units, checked, consequence="evaluate keeps their scores in units.csv (degenerate "
+                                 "true, listed last) and leaves them out of the means and paired differences")
+    # within each (source, metric) the degenerate units come last, so no listing puts one first
+    group = units.groupby(["source", "metric"], sort=False).ngroup()
+    units = units.assign(group=group).sort_values(["group", DEGENERATE_COLUMN], kind="stable")
+    units = units.reset_index(drop=True)[UNIT_COLUMNS]
     unread = pd.concat(unscorable, ignore_index=True)[["source", "unit", "row", "text", "reason"]]
     return Evaluation(units=units, summary=_summary(units, options), differences=_differences(units, options),
                       unscorable=unread, metrics=tuple(metrics), sanity_source=sanity_source,
-                      n_inputs=len(activations), n_held_out=int(held.sum()), options=options)
+                      n_inputs=len(activations), n_held_out=n_held_out, options=options,
+                      degenerate=tuple(checked.names()), degenerate_note=checked.summary())
 
 
 def read_sources(pairs: Sequence[str]) -> dict[str, Path]:
