@@ -21,6 +21,7 @@ from neuroneval.explain.evaluate import (
     PAPER_TABLE3,
     EvaluateOptions,
     evaluate,
+    resampled_correlations,
     sanity_metrics,
 )
 from neuroneval.explain.evaluate_report import OUTPUT_FILES
@@ -115,6 +116,39 @@ def test_input_intervals_equal_a_per_unit_brute_force() -> None:
     low, high = np.nanpercentile(np.array(draws), [2.5, 97.5], axis=0)
     shown = result.units[(result.units["source"] == "truth") & (result.units["metric"] == "iou")]
     assert np.allclose(shown["ci_low"], low) and np.allclose(shown["ci_high"], high)
+
+
+def test_resampled_correlations_equal_scipy_on_each_resample() -> None:
+    rng = np.random.default_rng(4)
+    actual = np.column_stack([rng.normal(size=40), np.zeros(40), np.r_[np.zeros(38), 1.0, 2.0], rng.normal(size=40)])
+    predicted = np.column_stack([actual[:, 0] + rng.normal(size=40), rng.random(40), rng.random(40),
+                                 rng.integers(0, 2, 40).astype(float)])
+    rows = rng.integers(0, 40, size=(25, 40))
+    rows[0, :] = np.arange(40) % 38  # the third column is constant (0) on this resample
+    got = resampled_correlations(actual, predicted, rows)
+    for b in range(len(rows)):
+        for k in range(actual.shape[1]):
+            a, p = actual[rows[b], k], predicted[rows[b], k]
+            expected = 0.0 if np.ptp(a) == 0 or np.ptp(p) == 0 else pearsonr(a, p)[0]
+            assert got[b, k] == pytest.approx(expected, abs=1e-10), (b, k)
+    assert (got[:, 1] == 0).all() and got[0, 2] == 0
+
+
+def test_simulation_correlation_intervals_equal_a_per_resample_scipy_reference() -> None:
+    activations, concepts, _ = world()
+    options = EvaluateOptions(n_boot=0, unit_n_boot=15, seed=5, holdout=0.5)
+    result = evaluate(activations, concepts, {"truth": explanations(TRUTH)}, options=options)
+    held = holdout_mask(N_INPUTS, 0.5, 5)
+    ordered = activations.set_index("input_id").loc[concepts["input_id"]].to_numpy()[held]
+    simulated = concepts[[TRUTH[f"u{k}"] for k in range(N_UNITS)]].to_numpy()[held]
+    rng = np.random.default_rng([5, 1])
+    draws = []
+    for _ in range(15):
+        rows = rng.integers(0, len(ordered), size=len(ordered))
+        draws.append([pearsonr(ordered[rows, k], simulated[rows, k])[0] for k in range(N_UNITS)])
+    low, high = np.percentile(np.array(draws), [2.5, 97.5], axis=0)
+    shown = result.units[(result.units["source"] == "truth") & (result.units["metric"] == "simulation_correlation")]
+    assert np.allclose(shown["ci_low"], low, atol=1e-10) and np.allclose(shown["ci_high"], high, atol=1e-10)
 
 
 def test_no_optimum_unless_one_categorical_variable() -> None:

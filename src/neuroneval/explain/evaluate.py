@@ -9,7 +9,8 @@ For each explanation source (a file or frame of ``unit, explanation, length, kin
   (``results/table3.csv``, column ``pass``), else the paper's Table 3 (:data:`SANITY_PASSING_METRICS`);
 * each score gets a percentile bootstrap interval over the held-out inputs: ``unit_n_boot`` resamples of the
   held-out rows, the same resamples for every unit and source, each scored for all (unit, source) columns at once
-  by the metric engine (:func:`neuroneval.explain.simulate.simulation_metrics` → ``score_pairs``);
+  by the metric engine (``score_pairs`` on the pairs :func:`neuroneval.explain.simulate.simulation_metrics` scores),
+  and ρ for all resamples from five matrix products (:func:`resampled_correlations`);
 * per source the mean over its scored units, with a percentile bootstrap interval over units (``n_boot``), and
   for every two sources the paired difference of means over their common units, ``Δ = mean_u (s_A(u) − s_B(u))``,
   with a paired bootstrap interval over those units.
@@ -44,8 +45,9 @@ from neuroneval import io
 from neuroneval.explain.benchmark import holdout_mask, optimum_scores, score_names, source_scores
 from neuroneval.explain.explanation import CSV_COLUMNS
 from neuroneval.explain.formats import UNIT_NOT_IN_TABLE, read_explanation_file
-from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, simulation_metrics, to_unit_interval
+from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, to_unit_interval
 from neuroneval.explain.text_mapping import TextMapping
+from neuroneval.metrics import get_spec, score_pairs
 from neuroneval.metrics.unit_checks import (
     DEGENERATE_COLUMN,
     degenerate_units,
@@ -200,19 +202,52 @@ def _percentile_interval(samples: np.ndarray, level: float) -> tuple[np.ndarray,
     return low, high
 
 
+def resampled_correlations(actual: np.ndarray, predicted: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(B, K) Pearson correlation of column k of ``actual`` and of ``predicted`` on each resample ``rows[b]`` (row
+    indices, with repetition), as :func:`~neuroneval.explain.simulate.simulation_correlation` of
+    ``actual[rows[b]]``, ``predicted[rows[b]]`` gives it, for all resamples from five matrix products.
+
+    With ``c_b(i)`` the number of times input i is drawn, ``x``, ``y`` the columns centred on their full-sample means
+    (which leaves ρ unchanged) and ``m_x = Σ_i c_b(i) x_i / n``:
+    ``ρ_bk = (Σ c x y − n m_x m_y) / sqrt((Σ c x² − n m_x²)(Σ c y² − n m_y²))``, so ``C @ x``, ``C @ y``,
+    ``C @ xy``, ``C @ x²``, ``C @ y²`` (C the B × n count matrix) give every resample at once. A column that a
+    resample leaves constant has ρ = 0, as in ``simulation_correlation``; its sum of squares is 0 up to rounding,
+    so a resample variance below 1e-10 of ``Σ c x²`` counts as 0.
+    """
+    n = actual.shape[0]
+    counts = np.zeros((rows.shape[0], n))
+    np.add.at(counts, (np.arange(rows.shape[0])[:, None], rows), 1.0)
+    x = actual - actual.mean(axis=0)
+    y = predicted - predicted.mean(axis=0)
+    mean_x, mean_y = counts @ x / n, counts @ y / n
+    square_x, square_y = counts @ (x * x), counts @ (y * y)
+    variance_x = square_x - n * mean_x**2
+    variance_y = square_y - n * mean_y**2
+    covariance = counts @ (x * y) - n * mean_x * mean_y
+    varies = (variance_x > 1e-10 * square_x) & (variance_y > 1e-10 * square_y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(varies, covariance / np.sqrt(np.where(varies, variance_x * variance_y, 1.0)), 0.0)
+    return np.clip(rho, -1.0, 1.0)
+
+
 def _input_intervals(actual: np.ndarray, simulated: np.ndarray, metrics: Sequence[str], options: EvaluateOptions,
                      metric_options: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per column, the percentile interval of every score over ``unit_n_boot`` resamples of the held-out rows
-    (one engine call per metric and resample for all columns)."""
+    """Per column, the percentile interval of every score over ``unit_n_boot`` resamples of the held-out rows:
+    simulation correlation for all resamples at once (:func:`resampled_correlations`), each engine metric in one
+    call per resample for all columns (the pairs (k, k) that :func:`~neuroneval.explain.simulate.simulation_metrics`
+    scores, on columns already in [0, 1])."""
     rng = np.random.default_rng([options.seed, 1])
     n = actual.shape[0]
     rescaled = to_unit_interval(simulated)
-    samples = {name: np.empty((options.unit_n_boot, actual.shape[1])) for name in score_names(metrics)}
-    for draw in range(options.unit_n_boot):
-        rows = rng.integers(0, n, size=n)
-        scored = simulation_metrics(actual[rows], rescaled[rows], metrics=metrics, options=metric_options)
-        for name in samples:
-            samples[name][draw] = scored[name].to_numpy()
+    draws = np.stack([rng.integers(0, n, size=n) for _ in range(options.unit_n_boot)])
+    samples = {"simulation_correlation": resampled_correlations(actual, rescaled, draws)}
+    samples.update({name: np.empty((options.unit_n_boot, actual.shape[1])) for name in metrics})
+    pairs = np.repeat(np.arange(actual.shape[1])[:, None], 2, axis=1)
+    for draw, rows in enumerate(draws):
+        resampled_actual, resampled_simulated = actual[rows], rescaled[rows]
+        for name in metrics:
+            samples[name][draw] = score_pairs(name, resampled_actual, resampled_simulated, pairs,
+                                              options=get_spec(name).options_from(metric_options))
     return {name: _percentile_interval(values, options.ci_level) for name, values in samples.items()}
 
 
