@@ -174,6 +174,37 @@ def test_mismatched_ids_and_unscorable_rows_are_named(tmp_path: Path) -> None:
         evaluate(activations, concepts, {FLOOR: path})
 
 
+def test_text_mapping_and_unit_naming_reach_the_reader(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An embedder (a bag of letters: texts sharing letters are near) maps free text the names do not; the unit
+    template names units; a bad model folder or threshold is a clear error naming the flag's value."""
+    from neuroneval.explain.text_mapping import TextMapping
+
+    def letters(texts: list[str]) -> np.ndarray:
+        return np.array([[text.lower().count(letter) for letter in "abcdefghijklmnopqrstuvwxyz0123456789"]
+                         for text in texts], dtype=float)
+
+    activations, concepts, _ = world()
+    path = tmp_path / "neuronpedia.json"
+    path.write_text('[{"modelId": "m", "layer": "l", "index": "0", "description": "c0"},'
+                    ' {"modelId": "m", "layer": "l", "index": "1", "description": "cc11"},'
+                    ' {"modelId": "m", "layer": "l", "index": "2", "description": "zzz"}]')
+    options = EvaluateOptions(n_boot=0, unit_n_boot=0, unit_template="u{index}",
+                              mapping=TextMapping(embedder=letters, threshold=0.9))
+    result = evaluate(activations, concepts, {"np": path}, options=options)
+    explained = result.units[result.units["source"] == "np"].drop_duplicates("unit").set_index("unit")["explanation"]
+    assert explained.to_dict() == {"u0": "c0", "u1": "c1"}  # exact, then embedding (cosine of cc11 and c1 is 1)
+    reasons = result.unscorable[result.unscorable["source"] == "np"].set_index("unit")["reason"]
+    assert "no concept matches 'zzz' (best:" in reasons["u2"]
+    io.write_activation_table(tmp_path / "a.parquet", activations, metadata={})
+    io.write_concept_table(tmp_path / "c.parquet", concepts, metadata={})
+    common = ["evaluate", "--activations", str(tmp_path / "a.parquet"), "--concepts", str(tmp_path / "c.parquet"),
+              "--explanations", f"np={path}", "--out", str(tmp_path / "out")]
+    assert main([*common, "--embedding-model", str(tmp_path / "no_model")]) == 2
+    assert "no_model" in capsys.readouterr().err
+    assert main([*common, "--similarity-threshold", "1.5"]) == 2
+    assert "threshold" in capsys.readouterr().err
+
+
 def test_sanity_table_chooses_the_metrics(tmp_path: Path) -> None:
     table = pd.DataFrame({"metric": ["iou", "accuracy", "auprc"], "pass": [True, False, True]})
     table.to_csv(tmp_path / "table3.csv", index=False)
