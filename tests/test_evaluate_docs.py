@@ -44,3 +44,15 @@ def test_every_block_of_the_page_runs_as_written(tmp_path: Path) -> None:
         assert summary[("careful", metric)] > summary[("sloppy", metric)] > summary[("random", metric)], metric
         assert summary[("careful", metric)] <= summary[("optimum", metric)] + 1e-9, metric
     assert any(text.startswith("# Evaluation of explanations") for text in outputs)
+    # the section on other tools' files: each format read, its texts mapped, the unmappable one listed
+    expected = {"eval_clip": ("clip", {"class0": "digit:0", "class1": "digit:1"}),
+                "eval_delphi": ("delphi", {"class3": "digit:3", "class7": "digit:7"}),
+                "eval_neuronpedia": ("neuronpedia", {"class4": "digit:4", "class5": "digit:5"}),
+                "eval_openai": ("openai", {"class6": "digit:6 OR digit:0"})}
+    for folder, (source, mapped) in expected.items():
+        units = pd.read_csv(tmp_path / folder / "units.csv")
+        mine = units[units["source"] == source].drop_duplicates("unit").set_index("unit")["explanation"]
+        assert mine.to_dict() == mapped, folder
+    unscorable = pd.read_csv(tmp_path / "eval_clip" / "unscorable.csv")
+    assert unscorable.loc[unscorable["text"] == "curly loops", "reason"].str.contains("no concept matches").all()
+    assert "curly loops" in "".join(outputs)

@@ -20,6 +20,10 @@ def test_every_lazy_name_is_the_defining_modules_object() -> None:
 
     assert score is neuroneval.metrics.score and score_table is neuroneval.metrics.table.score_table
     assert FeatureCache is neuroneval.metrics.FeatureCache
+    from neuroneval import EvaluateOptions, evaluate
+    from neuroneval.explain import evaluate as evaluate_module
+
+    assert evaluate is evaluate_module.evaluate and EvaluateOptions is evaluate_module.EvaluateOptions
 
 
 def test_unknown_names_and_submodules() -> None:

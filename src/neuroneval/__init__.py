@@ -17,6 +17,8 @@ LAZY_NAMES = {
     "score_table": "neuroneval.metrics.table",
     "FeatureCache": "neuroneval.metrics",
     "METRICS": "neuroneval.metrics",
+    "evaluate": "neuroneval.explain.evaluate",
+    "EvaluateOptions": "neuroneval.explain.evaluate",
 }
 
 

@@ -21,6 +21,7 @@ from neuroneval.explain.evaluate import (
     PAPER_TABLE3,
     EvaluateOptions,
     evaluate,
+    resampled_correlations,
     sanity_metrics,
 )
 from neuroneval.explain.evaluate_report import OUTPUT_FILES
@@ -117,6 +118,39 @@ def test_input_intervals_equal_a_per_unit_brute_force() -> None:
     assert np.allclose(shown["ci_low"], low) and np.allclose(shown["ci_high"], high)
 
 
+def test_resampled_correlations_equal_scipy_on_each_resample() -> None:
+    rng = np.random.default_rng(4)
+    actual = np.column_stack([rng.normal(size=40), np.zeros(40), np.r_[np.zeros(38), 1.0, 2.0], rng.normal(size=40)])
+    predicted = np.column_stack([actual[:, 0] + rng.normal(size=40), rng.random(40), rng.random(40),
+                                 rng.integers(0, 2, 40).astype(float)])
+    rows = rng.integers(0, 40, size=(25, 40))
+    rows[0, :] = np.arange(40) % 38  # the third column is constant (0) on this resample
+    got = resampled_correlations(actual, predicted, rows)
+    for b in range(len(rows)):
+        for k in range(actual.shape[1]):
+            a, p = actual[rows[b], k], predicted[rows[b], k]
+            expected = 0.0 if np.ptp(a) == 0 or np.ptp(p) == 0 else pearsonr(a, p)[0]
+            assert got[b, k] == pytest.approx(expected, abs=1e-10), (b, k)
+    assert (got[:, 1] == 0).all() and got[0, 2] == 0
+
+
+def test_simulation_correlation_intervals_equal_a_per_resample_scipy_reference() -> None:
+    activations, concepts, _ = world()
+    options = EvaluateOptions(n_boot=0, unit_n_boot=15, seed=5, holdout=0.5)
+    result = evaluate(activations, concepts, {"truth": explanations(TRUTH)}, options=options)
+    held = holdout_mask(N_INPUTS, 0.5, 5)
+    ordered = activations.set_index("input_id").loc[concepts["input_id"]].to_numpy()[held]
+    simulated = concepts[[TRUTH[f"u{k}"] for k in range(N_UNITS)]].to_numpy()[held]
+    rng = np.random.default_rng([5, 1])
+    draws = []
+    for _ in range(15):
+        rows = rng.integers(0, len(ordered), size=len(ordered))
+        draws.append([pearsonr(ordered[rows, k], simulated[rows, k])[0] for k in range(N_UNITS)])
+    low, high = np.percentile(np.array(draws), [2.5, 97.5], axis=0)
+    shown = result.units[(result.units["source"] == "truth") & (result.units["metric"] == "simulation_correlation")]
+    assert np.allclose(shown["ci_low"], low, atol=1e-10) and np.allclose(shown["ci_high"], high, atol=1e-10)
+
+
 def test_no_optimum_unless_one_categorical_variable() -> None:
     activations, concepts, _ = world(categorical=False)
     result = evaluate(activations, concepts, {"truth": explanations(TRUTH)},
@@ -133,11 +167,42 @@ def test_mismatched_ids_and_unscorable_rows_are_named(tmp_path: Path) -> None:
     partial.to_csv(path, index=False)
     result = evaluate(activations, concepts, {"partial": path}, options=EvaluateOptions(n_boot=0, unit_n_boot=0))
     reasons = result.unscorable.set_index("unit")["reason"]
-    assert "concept 'nope'" in reasons["u1"] and "not a column of the activation table" in reasons["u9"]
+    assert "no concept matches 'nope'" in reasons["u1"] and "not in the activation table" in reasons["u9"]
     assert reasons[["u2", "u3", "u4"]].str.contains("no explanation").all()
     assert set(result.units.loc[result.units["source"] == "partial", "unit"]) == {"u0"}
     with pytest.raises(ValueError, match="reserved"):
         evaluate(activations, concepts, {FLOOR: path})
+
+
+def test_text_mapping_and_unit_naming_reach_the_reader(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An embedder (a bag of letters: texts sharing letters are near) maps free text the names do not; the unit
+    template names units; a bad model folder or threshold is a clear error naming the flag's value."""
+    from neuroneval.explain.text_mapping import TextMapping
+
+    def letters(texts: list[str]) -> np.ndarray:
+        return np.array([[text.lower().count(letter) for letter in "abcdefghijklmnopqrstuvwxyz0123456789"]
+                         for text in texts], dtype=float)
+
+    activations, concepts, _ = world()
+    path = tmp_path / "neuronpedia.json"
+    path.write_text('[{"modelId": "m", "layer": "l", "index": "0", "description": "c0"},'
+                    ' {"modelId": "m", "layer": "l", "index": "1", "description": "cc11"},'
+                    ' {"modelId": "m", "layer": "l", "index": "2", "description": "zzz"}]')
+    options = EvaluateOptions(n_boot=0, unit_n_boot=0, unit_template="u{index}",
+                              mapping=TextMapping(embedder=letters, threshold=0.9))
+    result = evaluate(activations, concepts, {"np": path}, options=options)
+    explained = result.units[result.units["source"] == "np"].drop_duplicates("unit").set_index("unit")["explanation"]
+    assert explained.to_dict() == {"u0": "c0", "u1": "c1"}  # exact, then embedding (cosine of cc11 and c1 is 1)
+    reasons = result.unscorable[result.unscorable["source"] == "np"].set_index("unit")["reason"]
+    assert "no concept matches 'zzz' (best:" in reasons["u2"]
+    io.write_activation_table(tmp_path / "a.parquet", activations, metadata={})
+    io.write_concept_table(tmp_path / "c.parquet", concepts, metadata={})
+    common = ["evaluate", "--activations", str(tmp_path / "a.parquet"), "--concepts", str(tmp_path / "c.parquet"),
+              "--explanations", f"np={path}", "--out", str(tmp_path / "out")]
+    assert main([*common, "--embedding-model", str(tmp_path / "no_model")]) == 2
+    assert "no_model" in capsys.readouterr().err
+    assert main([*common, "--similarity-threshold", "1.5"]) == 2
+    assert "threshold" in capsys.readouterr().err
 
 
 def test_sanity_table_chooses_the_metrics(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ For each explanation source (a file or frame of ``unit, explanation, length, kin
   (``results/table3.csv``, column ``pass``), else the paper's Table 3 (:data:`SANITY_PASSING_METRICS`);
 * each score gets a percentile bootstrap interval over the held-out inputs: ``unit_n_boot`` resamples of the
   held-out rows, the same resamples for every unit and source, each scored for all (unit, source) columns at once
-  by the metric engine (:func:`neuroneval.explain.simulate.simulation_metrics` → ``score_pairs``);
+  by the metric engine (``score_pairs`` on the pairs :func:`neuroneval.explain.simulate.simulation_metrics` scores),
+  and ρ for all resamples from five matrix products (:func:`resampled_correlations`);
 * per source the mean over its scored units, with a percentile bootstrap interval over units (``n_boot``), and
   for every two sources the paired difference of means over their common units, ``Δ = mean_u (s_A(u) − s_B(u))``,
   with a paired bootstrap interval over those units.
@@ -18,6 +19,14 @@ Two reference sources are always added: ``random`` (the floor: one uniformly dra
 :func:`~neuroneval.explain.random_explanations`, seeded) and, where each input has at most one active concept
 (one categorical variable), ``optimum``: the exact best score any explanation reaches
 (:func:`neuroneval.explain.benchmark.optimum_scores`, :mod:`neuroneval.explain.oracle`; closed forms, no interval).
+
+Explanation files of any tool are read by :func:`neuroneval.explain.formats.read_explanation_file` with the
+activation table's unit names and :attr:`EvaluateOptions.mapping` (free text → concepts); every row it cannot score
+is a row of :attr:`Evaluation.unscorable`. Units that are constant or near-dead on the held-out inputs
+(:func:`neuroneval.metrics.unit_checks.degenerate_units`, docs/design.md §5.6) keep their scores in ``units.csv``
+with ``degenerate`` true, are listed after the other units, and are left out of the per-source means and the paired
+differences (``n_units`` counts the units used); one :class:`~neuroneval.metrics.unit_checks.DegenerateUnitWarning`
+names them.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +44,16 @@ import pandas as pd
 from neuroneval import io
 from neuroneval.explain.benchmark import holdout_mask, optimum_scores, score_names, source_scores
 from neuroneval.explain.explanation import CSV_COLUMNS
-from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, simulation_metrics, to_unit_interval
+from neuroneval.explain.formats import UNIT_NOT_IN_TABLE, read_explanation_file
+from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, to_unit_interval
+from neuroneval.explain.text_mapping import TextMapping
+from neuroneval.metrics import get_spec, score_pairs
+from neuroneval.metrics.unit_checks import (
+    DEGENERATE_COLUMN,
+    degenerate_units,
+    flag_degenerate_rows,
+    warn_small_probe_set,
+)
 from neuroneval.options import Options, OptionsError, check_fraction, check_range
 
 #: Source names of the reference rows :func:`evaluate` adds (not allowed as your source names).
@@ -43,7 +61,7 @@ FLOOR = "random"
 OPTIMUM = "optimum"
 #: Columns of :attr:`Evaluation.units`.
 UNIT_COLUMNS = ["unit", "source", "metric", "value", "ci_low", "ci_high", "kind", "length", "explanation",
-                "n_held_out"]
+                "n_held_out", DEGENERATE_COLUMN]
 #: Where the sanity-passing metrics come from when no sanity table is given.
 PAPER_TABLE3 = "paper 000 Table 3 (no sanity results table given)"
 
@@ -73,6 +91,15 @@ class EvaluateOptions(Options):
         Table 3.
     format : str
         Format of the explanation files (:func:`neuroneval.explain.formats.read_explanation_file`).
+    mapping : TextMapping
+        How free text maps to concept names beyond exact names and formulas: a synonyms CSV ``text,concept``, a
+        local text-embedding model folder and its cosine threshold (:class:`~neuroneval.explain.text_mapping.
+        TextMapping`).
+    unit_template : str or None
+        ``str.format`` template over a format's unit fields giving the activation-table column (None: the format's
+        default, e.g. ``{layer}/{index}`` for Neuronpedia).
+    unit_map : str or None
+        Path of a CSV ``source_unit,unit`` renaming templated unit names to activation-table columns.
     """
 
     holdout: float = 0.5
@@ -83,6 +110,9 @@ class EvaluateOptions(Options):
     ci_level: float = 0.95
     sanity: str | None = None
     format: str = "auto"
+    mapping: TextMapping = field(default_factory=TextMapping)
+    unit_template: str | None = None
+    unit_map: str | None = None
 
     def validate(self) -> None:
         check_fraction(self, "holdout", high_open=True)
@@ -106,6 +136,8 @@ class Evaluation:
     n_inputs: int
     n_held_out: int
     options: EvaluateOptions
+    degenerate: tuple[str, ...] = ()  # units constant or near-dead on the held-out inputs, in column order
+    degenerate_note: str = ""  # one line naming them (DegenerateUnits.summary), empty when there are none
 
 
 def sanity_metrics(path: str | os.PathLike | None) -> tuple[tuple[str, ...], str]:
@@ -151,13 +183,14 @@ def aligned_tables(activations: pd.DataFrame, concepts: pd.DataFrame, *, activat
 
 
 def _read_source(name: str, given: pd.DataFrame | str | os.PathLike, concept_names: Sequence[str],
-                 options: EvaluateOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """An explanation frame and its unreadable rows (``row, unit, text, reason``)."""
-    from neuroneval.explain.formats import read_explanation_file
-
+                 unit_names: Sequence[str], options: EvaluateOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An explanation frame and its unscorable rows (``row, unit, text, reason``): a file is read with the
+    activation table's unit names and the options' text mapping and unit naming."""
     if isinstance(given, pd.DataFrame):
         return given.reset_index(drop=True), pd.DataFrame(columns=["row", "unit", "text", "reason"])
-    imported = read_explanation_file(given, format=options.format, concept_names=concept_names, source=name)
+    imported = read_explanation_file(given, format=options.format, concept_names=concept_names, source=str(given),
+                                     mapping=options.mapping, unit_names=unit_names,
+                                     unit_template=options.unit_template, unit_map=options.unit_map)
     return imported.explanations, imported.unscorable
 
 
@@ -169,19 +202,52 @@ def _percentile_interval(samples: np.ndarray, level: float) -> tuple[np.ndarray,
     return low, high
 
 
+def resampled_correlations(actual: np.ndarray, predicted: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(B, K) Pearson correlation of column k of ``actual`` and of ``predicted`` on each resample ``rows[b]`` (row
+    indices, with repetition), as :func:`~neuroneval.explain.simulate.simulation_correlation` of
+    ``actual[rows[b]]``, ``predicted[rows[b]]`` gives it, for all resamples from five matrix products.
+
+    With ``c_b(i)`` the number of times input i is drawn, ``x``, ``y`` the columns centred on their full-sample means
+    (which leaves ρ unchanged) and ``m_x = Σ_i c_b(i) x_i / n``:
+    ``ρ_bk = (Σ c x y − n m_x m_y) / sqrt((Σ c x² − n m_x²)(Σ c y² − n m_y²))``, so ``C @ x``, ``C @ y``,
+    ``C @ xy``, ``C @ x²``, ``C @ y²`` (C the B × n count matrix) give every resample at once. A column that a
+    resample leaves constant has ρ = 0, as in ``simulation_correlation``; its sum of squares is 0 up to rounding,
+    so a resample variance below 1e-10 of ``Σ c x²`` counts as 0.
+    """
+    n = actual.shape[0]
+    counts = np.zeros((rows.shape[0], n))
+    np.add.at(counts, (np.arange(rows.shape[0])[:, None], rows), 1.0)
+    x = actual - actual.mean(axis=0)
+    y = predicted - predicted.mean(axis=0)
+    mean_x, mean_y = counts @ x / n, counts @ y / n
+    square_x, square_y = counts @ (x * x), counts @ (y * y)
+    variance_x = square_x - n * mean_x**2
+    variance_y = square_y - n * mean_y**2
+    covariance = counts @ (x * y) - n * mean_x * mean_y
+    varies = (variance_x > 1e-10 * square_x) & (variance_y > 1e-10 * square_y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(varies, covariance / np.sqrt(np.where(varies, variance_x * variance_y, 1.0)), 0.0)
+    return np.clip(rho, -1.0, 1.0)
+
+
 def _input_intervals(actual: np.ndarray, simulated: np.ndarray, metrics: Sequence[str], options: EvaluateOptions,
                      metric_options: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per column, the percentile interval of every score over ``unit_n_boot`` resamples of the held-out rows
-    (one engine call per metric and resample for all columns)."""
+    """Per column, the percentile interval of every score over ``unit_n_boot`` resamples of the held-out rows:
+    simulation correlation for all resamples at once (:func:`resampled_correlations`), each engine metric in one
+    call per resample for all columns (the pairs (k, k) that :func:`~neuroneval.explain.simulate.simulation_metrics`
+    scores, on columns already in [0, 1])."""
     rng = np.random.default_rng([options.seed, 1])
     n = actual.shape[0]
     rescaled = to_unit_interval(simulated)
-    samples = {name: np.empty((options.unit_n_boot, actual.shape[1])) for name in score_names(metrics)}
-    for draw in range(options.unit_n_boot):
-        rows = rng.integers(0, n, size=n)
-        scored = simulation_metrics(actual[rows], rescaled[rows], metrics=metrics, options=metric_options)
-        for name in samples:
-            samples[name][draw] = scored[name].to_numpy()
+    draws = np.stack([rng.integers(0, n, size=n) for _ in range(options.unit_n_boot)])
+    samples = {"simulation_correlation": resampled_correlations(actual, rescaled, draws)}
+    samples.update({name: np.empty((options.unit_n_boot, actual.shape[1])) for name in metrics})
+    pairs = np.repeat(np.arange(actual.shape[1])[:, None], 2, axis=1)
+    for draw, rows in enumerate(draws):
+        resampled_actual, resampled_simulated = actual[rows], rescaled[rows]
+        for name in metrics:
+            samples[name][draw] = score_pairs(name, resampled_actual, resampled_simulated, pairs,
+                                              options=get_spec(name).options_from(metric_options))
     return {name: _percentile_interval(values, options.ci_level) for name, values in samples.items()}
 
 
@@ -202,11 +268,12 @@ def _tidy(scores: pd.DataFrame, source: str, frame: pd.DataFrame | None, metrics
 
 
 def _summary(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
-    """Per (source, metric): mean over scored units with a percentile bootstrap interval over units."""
+    """Per (source, metric): mean over scored units that are not degenerate, with a percentile bootstrap interval
+    over units."""
     rows = []
     rng = np.random.default_rng([options.seed, 2])
     for (source, metric), frame in units.groupby(["source", "metric"], sort=False):
-        values = frame["value"].dropna().to_numpy()
+        values = frame.loc[~frame[DEGENERATE_COLUMN].astype(bool), "value"].dropna().to_numpy()
         low = high = np.nan
         if len(values) and options.n_boot:
             means = values[rng.integers(0, len(values), size=(options.n_boot, len(values)))].mean(axis=1)
@@ -218,11 +285,12 @@ def _summary(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
 
 
 def _differences(units: pd.DataFrame, options: EvaluateOptions) -> pd.DataFrame:
-    """Every two sources, per metric: the mean paired difference over common scored units, paired bootstrap."""
+    """Every two sources, per metric: the mean paired difference over common scored units that are not degenerate,
+    paired bootstrap."""
     rows = []
     rng = np.random.default_rng([options.seed, 3])
     sources = list(dict.fromkeys(units["source"]))
-    for metric, frame in units.groupby("metric", sort=False):
+    for metric, frame in units[~units[DEGENERATE_COLUMN].astype(bool)].groupby("metric", sort=False):
         wide = frame.pivot(index="unit", columns="source", values="value")
         for first, second in itertools.combinations(sources, 2):
             if first not in wide or second not in wide:
@@ -252,9 +320,9 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
     concepts
         ``input_id`` + one column per concept, values in [0, 1]: labels or pseudo-labels (frame or Parquet path).
     explanations
-        Source name → explanation frame or file. A unit of the activation table that a source does not explain,
-        and a row that cannot be scored (unknown concept, text explanation, unit not in the table), is listed in
-        :attr:`Evaluation.unscorable`.
+        Source name → explanation frame or file (any format of :data:`neuroneval.explain.formats.FORMATS`). A unit
+        of the activation table that a source does not explain, and a row that cannot be scored (text that maps to
+        no concept, unit not in the table, a unit explained twice), is listed in :attr:`Evaluation.unscorable`.
 
     Examples
     --------
@@ -289,7 +357,11 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
                          columns=unit_names)
     concept_values = concepts[concept_names].to_numpy(dtype=np.float64)[held]
     metric_options = TopAlphaOptions(alpha=options.alpha)
-    sources = {name: _read_source(name, given, concept_names, options) for name, given in explanations.items()}
+    n_held_out = int(held.sum())
+    warn_small_probe_set(n_held_out, "alpha", options.alpha, where="evaluate (held-out inputs)")
+    checked = degenerate_units(table.to_numpy(), unit_names)
+    sources = {name: _read_source(name, given, concept_names, unit_names, options)
+               for name, given in explanations.items()}
     sources[FLOOR] = (random_explanations(unit_names, concept_names, RandomOptions(length=1, seed=options.seed)),
                       pd.DataFrame(columns=["row", "unit", "text", "reason"]))
     frames, unscorable = {}, []
@@ -300,7 +372,7 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
         outside = ~units.isin(unit_names)
         text = frame["kind"] == "text"
         dropped = outside | text
-        reasons = np.where(outside[dropped], "unit is not a column of the activation table",
+        reasons = np.where(outside[dropped], UNIT_NOT_IN_TABLE,
                            "text explanation: no concept simulator reads it")
         unscorable.append(pd.DataFrame({"source": name, "unit": units[dropped], "row": frame.index[dropped],
                                         "text": frame["explanation"][dropped], "reason": reasons}))
@@ -325,15 +397,23 @@ def evaluate(activations: pd.DataFrame | str | os.PathLike, concepts: pd.DataFra
             intervals[name] = {metric: (low[start:stop], high[start:stop]) for metric, (low, high) in joined.items()}
             start = stop
     for name, frame in scored_frames.items():
-        parts.append(_tidy(wide[name], name, frame, metrics, intervals.get(name), int(held.sum())))
+        parts.append(_tidy(wide[name], name, frame, metrics, intervals.get(name), n_held_out))
     optimum = optimum_scores(table, concept_values, options=metric_options, metrics=metrics)
     if optimum is not None:
-        parts.append(_tidy(optimum, OPTIMUM, None, metrics, None, int(held.sum())))
-    units = pd.concat(parts, ignore_index=True)[UNIT_COLUMNS] if parts else pd.DataFrame(columns=UNIT_COLUMNS)
+        parts.append(_tidy(optimum, OPTIMUM, None, metrics, None, n_held_out))
+    columns = UNIT_COLUMNS[:-1]
+    units = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    units = flag_degenerate_rows(units, checked, consequence="evaluate keeps their scores in units.csv (degenerate "
+                                 "true, listed last) and leaves them out of the means and paired differences")
+    # within each (source, metric) the degenerate units come last, so no listing puts one first
+    group = units.groupby(["source", "metric"], sort=False).ngroup()
+    units = units.assign(group=group).sort_values(["group", DEGENERATE_COLUMN], kind="stable")
+    units = units.reset_index(drop=True)[UNIT_COLUMNS]
     unread = pd.concat(unscorable, ignore_index=True)[["source", "unit", "row", "text", "reason"]]
     return Evaluation(units=units, summary=_summary(units, options), differences=_differences(units, options),
                       unscorable=unread, metrics=tuple(metrics), sanity_source=sanity_source,
-                      n_inputs=len(activations), n_held_out=int(held.sum()), options=options)
+                      n_inputs=len(activations), n_held_out=n_held_out, options=options,
+                      degenerate=tuple(checked.names()), degenerate_note=checked.summary())
 
 
 def read_sources(pairs: Sequence[str]) -> dict[str, Path]:

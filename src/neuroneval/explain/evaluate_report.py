@@ -13,6 +13,7 @@ import pandas as pd
 
 from neuroneval import io
 from neuroneval.explain.evaluate import Evaluation
+from neuroneval.explain.text_mapping import TextMapping
 
 #: Files :func:`write_evaluation` writes into the output directory.
 OUTPUT_FILES = ("units.csv", "summary.csv", "differences.csv", "unscorable.csv", "report.md", "summary.png")
@@ -26,6 +27,16 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--explanations", required=True, nargs="+", metavar="NAME=PATH",
                         help="explanation files, each named by its source")
     parser.add_argument("--format", default="auto", help="format of the explanation files (default auto)")
+    parser.add_argument("--synonyms", default=None, metavar="CSV",
+                        help="synonym table text,concept mapping free text to concept names or formulas")
+    parser.add_argument("--embedding-model", default=None, metavar="DIR",
+                        help="local text-embedding model folder mapping the remaining text to its nearest concept")
+    parser.add_argument("--similarity-threshold", type=float, default=TextMapping().threshold,
+                        help="least cosine similarity of an embedding match (default %(default)s)")
+    parser.add_argument("--unit-template", default=None,
+                        help="unit naming over the format's fields, e.g. '{layer}/{index}' (default: the format's)")
+    parser.add_argument("--unit-map", default=None, metavar="CSV",
+                        help="CSV source_unit,unit renaming the templated unit names to activation-table columns")
     parser.add_argument("--sanity", default=None,
                         help="sanity results table (results/table3.csv); default: paper 000's Table 3")
     parser.add_argument("--holdout", type=float, default=0.5, help="fraction of inputs held out (default 0.5)")
@@ -42,9 +53,12 @@ def run_evaluate(arguments: argparse.Namespace) -> None:
     """``neuroneval evaluate``: evaluate, write, print the summary."""
     from neuroneval.explain.evaluate import EvaluateOptions, evaluate, read_sources
 
+    mapping = TextMapping(synonyms=arguments.synonyms, embedding_model=arguments.embedding_model,
+                          threshold=arguments.similarity_threshold)
     options = EvaluateOptions(holdout=arguments.holdout, seed=arguments.seed, alpha=arguments.alpha,
                               n_boot=arguments.n_boot, unit_n_boot=arguments.unit_n_boot,
-                              ci_level=arguments.ci_level, sanity=arguments.sanity, format=arguments.format)
+                              ci_level=arguments.ci_level, sanity=arguments.sanity, format=arguments.format,
+                              mapping=mapping, unit_template=arguments.unit_template, unit_map=arguments.unit_map)
     evaluation = evaluate(arguments.activations, arguments.concepts, read_sources(arguments.explanations),
                           options=options)
     write_evaluation(evaluation, arguments.out)
@@ -82,6 +96,7 @@ def report_text(evaluation: Evaluation) -> str:
         f"seed {options.seed}); top-alpha {options.alpha}.",
         f"- Intervals: {options.ci_level:.0%} percentile bootstrap, {options.n_boot} resamples over units (summary, "
         f"differences), {options.unit_n_boot} over held-out inputs (units.csv).",
+        degenerate_line(evaluation),
         "- `random` is the floor (one random concept per unit); `optimum`, where present, the best score any "
         "explanation can reach (the concepts are one categorical variable).",
         "",
@@ -101,6 +116,14 @@ def report_text(evaluation: Evaluation) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def degenerate_line(evaluation: Evaluation) -> str:
+    """The report's line on constant and near-dead units (named once), or that there are none."""
+    if not evaluation.degenerate:
+        return "- No unit is constant or near-dead on the held-out inputs."
+    return (f"- Degenerate units: {evaluation.degenerate_note}. Their scores stay in units.csv (degenerate true, "
+            f"listed last); the means and paired differences leave them out (n_units counts the units used).")
 
 
 def plot_summary(evaluation: Evaluation, path: str | os.PathLike) -> Path:
