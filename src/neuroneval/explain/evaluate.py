@@ -47,7 +47,7 @@ from neuroneval.explain.explanation import CSV_COLUMNS
 from neuroneval.explain.formats import UNIT_NOT_IN_TABLE, read_explanation_file
 from neuroneval.explain.simulate import SANITY_PASSING_METRICS, simulate_table, to_unit_interval
 from neuroneval.explain.text_mapping import TextMapping
-from neuroneval.metrics import get_spec, score_pairs
+from neuroneval.metrics import FeatureCache, get_spec, score_pairs
 from neuroneval.metrics.unit_checks import (
     DEGENERATE_COLUMN,
     degenerate_units,
@@ -242,12 +242,14 @@ def _input_intervals(actual: np.ndarray, simulated: np.ndarray, metrics: Sequenc
     draws = np.stack([rng.integers(0, n, size=n) for _ in range(options.unit_n_boot)])
     samples = {"simulation_correlation": resampled_correlations(actual, rescaled, draws)}
     samples.update({name: np.empty((options.unit_n_boot, actual.shape[1])) for name in metrics})
-    pairs = np.repeat(np.arange(actual.shape[1])[:, None], 2, axis=1)
+    units = np.arange(actual.shape[1])
+    pairs = np.repeat(units[:, None], 2, axis=1)
     for draw, rows in enumerate(draws):
         resampled_actual, resampled_simulated = actual[rows], rescaled[rows]
+        cache = FeatureCache()  # the resample's unit features, prepared once for all its metrics
         for name in metrics:
-            samples[name][draw] = score_pairs(name, resampled_actual, resampled_simulated, pairs,
-                                              options=get_spec(name).options_from(metric_options))
+            samples[name][draw] = score_pairs(name, resampled_actual, resampled_simulated, pairs, units=units,
+                                              cache=cache, options=get_spec(name).options_from(metric_options))
     return {name: _percentile_interval(values, options.ci_level) for name, values in samples.items()}
 
 
