@@ -148,44 +148,99 @@ def check_external(config: Mapping[str, Any]) -> None:
     """Check everything the settings of ``meta.settings`` need from ``external:`` (kinds, references, files).
 
     Settings on the embedded worlds (datasets ``vision_*``/``text_*``/``digits_*``) are skipped, so the embedded default
-    passes whatever ``external:`` holds. Raises :class:`ExternalConfigError` naming the key and the path.
+    passes whatever ``external:`` holds. Every problem is collected first (each names its params key and, for a
+    file, the resolved path), then one :class:`ExternalConfigError` lists them all with the settings that need each
+    and ends with how to trim ``meta.settings`` instead. Own datasets and models (``kind: tables``/``array``,
+    ``family: custom``) are checked by :mod:`neuroneval.external.own`.
     """
+    from neuroneval.external import own
+
     external = external_block(config)
     datasets = external.get("datasets") or {}
-    needed_datasets: set[str] = set()
-    needed_models: set[str] = set()
+    own_kinds = (own.TABLES_KIND, own.ARRAY_KIND)
+    needs: dict[tuple[str, str], set[str]] = {}
+    problems: dict[str, set[str]] = {}
     settings = config.get("settings", {})
     for setting_name in config.get("meta", {}).get("settings", []):
         setting = settings.get(setting_name, {})
         dataset = setting.get("dataset", "")
         if dataset not in datasets:
             if not dataset.startswith(("vision_", "text_", "digits_")):
-                raise ExternalConfigError(f"settings.{setting_name}.dataset: {dataset!r} is neither an embedded "
-                                          f"world (vision_*, text_*, digits_*) nor declared in external.datasets "
-                                          f"({sorted(datasets)})")
+                problems.setdefault(f"settings.{setting_name}.dataset: {dataset!r} is neither an embedded world "
+                                    f"(vision_*, text_*, digits_*) nor declared in external.datasets "
+                                    f"({sorted(datasets)})", set()).add(setting_name)
             continue
-        needed_datasets.add(dataset)
-        is_text = datasets[dataset].get("kind") in TEXT_KINDS
-        for position, unit in enumerate(setting.get("units", [])):
-            key = f"settings.{setting_name}.units[{position}]"
-            needed_datasets_of, needed_models_of = _unit_needs(external, key, unit, is_text=is_text)
-            needed_datasets |= needed_datasets_of
-            needed_models |= needed_models_of
-        source = setting.get("concepts", {}).get("source", "labels")
-        needed_datasets_of, needed_models_of = _source_needs(external, f"settings.{setting_name}.concepts.source",
-                                                             source, is_text=is_text)
-        needed_datasets |= needed_datasets_of
-        needed_models |= needed_models_of
-    for dataset in sorted(needed_datasets):
-        spec = datasets[dataset]
-        if spec.get("kind") in TEXT_KINDS:
-            tokenizer_model = spec.get("tokenizer_model")
-            _require_model(external, f"external.datasets.{dataset}.tokenizer_model", tokenizer_model,
-                           LANGUAGE_FAMILIES)
-            needed_models.add(tokenizer_model)
-        check_dataset_files(external, dataset)
-    for model in sorted(needed_models):
-        check_model_files(external, model)
+        needs.setdefault(("datasets", dataset), set()).add(setting_name)
+        if datasets[dataset].get("kind") in own_kinds:
+            for problem in own.own_setting_problems(config, setting_name, setting):
+                problems.setdefault(problem, set()).add(setting_name)
+            for unit in setting.get("units", []):
+                if unit.get("model") in own.custom_models(external):
+                    needs.setdefault(("models", unit["model"]), set()).add(setting_name)
+            continue
+        try:
+            is_text = datasets[dataset].get("kind") in TEXT_KINDS
+            for position, unit in enumerate(setting.get("units", [])):
+                needed_datasets_of, needed_models_of = _unit_needs(external, f"settings.{setting_name}.units[{position}]",
+                                                                   unit, is_text=is_text)
+                for name in needed_datasets_of:
+                    needs.setdefault(("datasets", name), set()).add(setting_name)
+                for name in needed_models_of:
+                    needs.setdefault(("models", name), set()).add(setting_name)
+            source = setting.get("concepts", {}).get("source", "labels")
+            needed_datasets_of, needed_models_of = _source_needs(external, f"settings.{setting_name}.concepts.source",
+                                                                 source, is_text=is_text)
+            for name in needed_datasets_of:
+                needs.setdefault(("datasets", name), set()).add(setting_name)
+            for name in needed_models_of:
+                needs.setdefault(("models", name), set()).add(setting_name)
+            spec = datasets[dataset]
+            if spec.get("kind") in TEXT_KINDS:
+                tokenizer_model = spec.get("tokenizer_model")
+                _require_model(external, f"external.datasets.{dataset}.tokenizer_model", tokenizer_model,
+                               LANGUAGE_FAMILIES)
+                needs.setdefault(("models", tokenizer_model), set()).add(setting_name)
+        except ExternalConfigError as error:
+            problems.setdefault(str(error), set()).add(setting_name)
+    for (section, name), users in sorted(needs.items()):
+        for problem in _file_problems(external, section, name):
+            problems.setdefault(problem, set()).update(users)
+    if problems:
+        raise ExternalConfigError(missing_report(problems))
+
+
+def missing_report(problems: Mapping[str, set[str]]) -> str:
+    """One message listing every problem with the settings that need it, and how to trim ``meta.settings``."""
+    lines = [f"external: {len(problems)} problem{'s' if len(problems) > 1 else ''} in the settings of meta.settings:"]
+    lines += [f"  - {problem} (needed by {', '.join(sorted(users))})" for problem, users in problems.items()]
+    affected = sorted(set().union(*problems.values()))
+    lines.append(f"Fix these, or remove settings {', '.join(affected)} from meta.settings.")
+    return "\n".join(lines)
+
+
+def _file_problems(external: Mapping[str, Any], section: str, name: str) -> list[str]:
+    """A missing path of ``external.<section>.<name>`` (every one, not the first), or an undeclared entry."""
+    from neuroneval.external import own
+
+    entries = external.get(section) or {}
+    if name not in entries:
+        return [f"external.{section} has no entry {name!r} ({sorted(entries)})"]
+    spec = entries[name]
+    if spec.get("kind") in (own.TABLES_KIND, own.ARRAY_KIND) or spec.get("family") == own.CUSTOM_FAMILY:
+        keys = own.own_file_keys(external, section, name)
+    elif section == "datasets":
+        keys = [(f"external.datasets.{name}.{key}", spec[key], is_folder)
+                for key, is_folder in DATASET_PATH_KEYS.items() if key in spec]
+    else:
+        keys = [(f"external.models.{name}.{key}", value, MODEL_PATH_KEYS[key])
+                for key, value in spec.items() if _is_model_path(key, value)]
+    problems = []
+    for key, value, is_folder in keys:
+        try:
+            _check_exists(external, key, value, is_folder)
+        except ExternalConfigError as error:
+            problems.append(str(error))
+    return problems
 
 
 def _unit_needs(external: Mapping[str, Any], key: str, unit: Mapping[str, Any], *,
