@@ -85,7 +85,8 @@ def test_paths_resolve_against_data_root(tmp_path: Path) -> None:
         ({"external": {"models": {"vit_b16": {"weights_path": "checkpoints/vit_missing.pth"}}}},
          r"external\.models\.vit_b16\.weights_path: .*checkpoints/vit_missing\.pth does not exist"),
         ({"external": {"models": {"gpt2_xl": {"model_dir": "/no/such/gpt2-xl"}}}},
-         r"(?m)external\.models\.gpt2_xl\.model_dir: folder /no/such/gpt2-xl does not exist \(needed by owt_gpt2_xl\)$"),
+         r"(?m)external\.models\.gpt2_xl\.model_dir: folder /no/such/gpt2-xl does not exist "
+         r"\(needed by owt_gpt2_xl\)$"),
         ({"external": {"models": {"siglip": {"pretrained": "checkpoints/none"}}}},
          r"external\.models\.siglip\.pretrained: .*checkpoints/none does not exist"),
         ({"external": {"datasets": {"openwebtext": {"tokenizer_model": "siglip"}}}},

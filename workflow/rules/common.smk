@@ -665,8 +665,10 @@ def viewer_inputs(wildcards):
         "activations": setting_activations(wildcards),
         "concepts": setting_concepts(wildcards),
         "truth": setting_truth(wildcards),
-        "world": f"data/worlds/{world}/{split}",
     }
+    # a user's dataset (external.datasets) has no embedded world: its cards show input ids
+    if setting["dataset"] not in (config.get("external") or {}).get("datasets", {}):
+        inputs["world"] = f"data/worlds/{world}/{split}"
     if VIEWER.get("metrics", "sanity") == "sanity":
         inputs["table3"] = "results/table3.csv"
     if VIEWER.get("explanations") and wildcards.setting in EXPLAIN_METHOD_FILES:

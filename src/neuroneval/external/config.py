@@ -181,8 +181,8 @@ def check_external(config: Mapping[str, Any]) -> None:
         try:
             is_text = datasets[dataset].get("kind") in TEXT_KINDS
             for position, unit in enumerate(setting.get("units", [])):
-                needed_datasets_of, needed_models_of = _unit_needs(external, f"settings.{setting_name}.units[{position}]",
-                                                                   unit, is_text=is_text)
+                unit_key = f"settings.{setting_name}.units[{position}]"
+                needed_datasets_of, needed_models_of = _unit_needs(external, unit_key, unit, is_text=is_text)
                 for name in needed_datasets_of:
                     needs.setdefault(("datasets", name), set()).add(setting_name)
                 for name in needed_models_of:

@@ -92,6 +92,14 @@ def tables_concept_file(external: Mapping[str, Any], dataset: str, stem: str) ->
     return table_file(external, dataset, "concepts", matches[0])
 
 
+def array_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """An array dataset's spec with its paths resolved."""
+    from neuroneval.external.config import resolve_path
+
+    spec = external["datasets"][dataset]
+    return {key: str(resolve_path(external, value)) if key in ARRAY_PATH_KEYS else value for key, value in spec.items()}
+
+
 def dataset_inputs(external: Mapping[str, Any], dataset: str) -> list[str]:
     """The user files an own dataset reads (Snakemake inputs), resolved."""
     from neuroneval.external.config import resolve_path
@@ -192,37 +200,52 @@ def imported_unit_concepts(unit_names: list[str], metadata_pairs: Mapping[str, l
 
 
 def own_setting_problems(config: Mapping[str, Any], setting_name: str, setting: Mapping[str, Any]) -> list[str]:
-    """What a setting on a tables or array dataset lacks in ``external:`` (its models, layers, concept sources)."""
+    """What a setting on a tables or array dataset lacks in ``external:`` (its models, layers, concept source)."""
     from neuroneval.external.config import external_block
 
     external = external_block(config)
-    dataset = setting.get("dataset")
-    spec = (external.get("datasets") or {}).get(dataset) or {}
-    key = f"settings.{setting_name}"
+    dataset, key = setting.get("dataset"), f"settings.{setting_name}"
     problems = []
+    for position, unit in enumerate(setting.get("units") or []):
+        problems += own_unit_problems(external, f"{key}.units[{position}]", dataset, unit.get("model"),
+                                      unit.get("layer"))
     source = (setting.get("concepts") or {}).get("source", "labels")
+    return problems + own_source_problems(external, f"{key}.concepts.source", dataset, source)
+
+
+def own_unit_problems(external: Mapping[str, Any], key: str, dataset: Any, model: Any, layer: Any) -> list[str]:
+    """A unit block ``{model, layer}`` on a tables dataset (a declared table) or an array dataset (a custom model;
+    its layers are checked when the model is loaded, as ``neuroneval record`` does)."""
+    spec = (external.get("datasets") or {}).get(dataset) or {}
     if spec.get("kind") == TABLES_KIND:
         tables = spec.get("activations") or {}
-        for position, unit in enumerate(setting.get("units") or []):
-            model, layer = unit.get("model"), unit.get("layer")
-            if model not in tables:
-                problems.append(f"{key}.units[{position}].model: {model!r} has no tables in "
-                                f"external.datasets.{dataset}.activations ({sorted(tables)})")
-            elif layer not in (tables[model] or {}):
-                problems.append(f"{key}.units[{position}].layer: {layer!r} is not a layer of "
-                                f"external.datasets.{dataset}.activations.{model} ({sorted(tables[model] or {})})")
-        if source not in (spec.get("concepts") or {}):
-            problems.append(f"{key}.concepts.source: {source!r} is not a concept table of "
-                            f"external.datasets.{dataset}.concepts ({sorted(spec.get('concepts') or {})})")
-        return problems
-    for position, unit in enumerate(setting.get("units") or []):
-        model = unit.get("model")
-        if model not in custom_models(external):
-            problems.append(f"{key}.units[{position}].model: {model!r} is not a custom model of external.models "
-                            f"({custom_models(external)}); an array dataset is recorded by family: custom")
+        if model not in tables:
+            return [f"{key}.model: {model!r} has no tables in external.datasets.{dataset}.activations "
+                    f"({sorted(tables)})"]
+        if layer not in (tables[model] or {}):
+            return [f"{key}.layer: {layer!r} is not a layer of external.datasets.{dataset}.activations.{model} "
+                    f"({sorted(tables[model] or {})})"]
+        return []
+    if model not in custom_models(external):
+        return [f"{key}.model: {model!r} is not a custom model of external.models ({custom_models(external)}); "
+                "an array dataset is recorded by a model of family: custom"]
+    sources = [name for name in CUSTOM_SOURCES if (external["models"][model] or {}).get(name)]
+    if len(sources) != 1:
+        return [f"external.models.{model}: a custom model needs exactly one of {list(CUSTOM_SOURCES)}, got {sources}"]
+    return []
+
+
+def own_source_problems(external: Mapping[str, Any], key: str, dataset: Any, source: Any) -> list[str]:
+    """The concept source of a setting on a tables dataset (one of its ``concepts``) or an array one (``labels``)."""
+    spec = (external.get("datasets") or {}).get(dataset) or {}
+    if spec.get("kind") == TABLES_KIND:
+        known = sorted(spec.get("concepts") or {})
+        if source not in known:
+            return [f"{key}: {source!r} is not a concept table of external.datasets.{dataset}.concepts ({known})"]
+        return []
     if source != "labels":
-        problems.append(f"{key}.concepts.source: an array dataset has the one concept source 'labels', got {source!r}")
-    return problems
+        return [f"{key}: an array dataset has the one concept source 'labels', got {source!r}"]
+    return []
 
 
 def own_file_keys(external: Mapping[str, Any], section: str, name: str) -> list[tuple[str, Any, bool | None]]:
@@ -240,3 +263,54 @@ def own_file_keys(external: Mapping[str, Any], section: str, name: str) -> list[
     if spec.get("known_concepts"):
         keys.append((f"{prefix}.known_concepts", spec["known_concepts"], False))
     return keys
+
+
+def array_concept_table(images: str | Path, labels_file: str | Path, class_names_file: str | Path | None, *,
+                        dataset: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The label concept table of an array dataset and its metadata (docs/design.md §2.1)."""
+    n_inputs = len(_image_rows(images))
+    labels = array_labels(labels_file, n_inputs)
+    class_names = array_class_names(labels, class_names_file)
+    frame = class_concept_frame(labels, class_names)
+    concepts = [column for column in frame.columns if column != "input_id"]
+    return frame, {"source": "labels", "dataset": dataset, "concepts": concepts, "classes": class_names}
+
+
+def record_custom_layer(spec: Mapping[str, Any], images: str | Path, layer: str, scratch: str | Path, *,
+                        class_names: list[str], options: Mapping[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Record one layer of a custom model on an array dataset with
+    :func:`~neuroneval.activations.record.record_files` into ``scratch``; the table and its metadata, with the
+    output layer's units knowing their class (:func:`output_unit_concepts`).
+
+    ``options`` are :class:`~neuroneval.activations.record.RecordOptions` fields (``batch_size``, ``device``,
+    ``pooling``, ``image_size``…); ``layers`` is ``(layer,)``.
+    """
+    from neuroneval import io
+    from neuroneval.activations.record import RecordOptions, record_files
+
+    record_options = RecordOptions.from_params({**options, "layers": [layer], "progress": False})
+    result = record_files(spec, "array", images, scratch, record_options)
+    frame, metadata = io.read_activation_table(result.tables[layer])
+    units = [column for column in frame.columns if column != "input_id"]
+    metadata["unit_concepts"] = output_unit_concepts(layer, units, class_names)
+    return frame, metadata
+
+
+def import_activation_table(path: str | Path, known_file: str | Path | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A user's activation table, validated by :func:`neuroneval.io.read_activation_table`, with the pairs of
+    ``known_file`` (:func:`known_concepts`) joined into its ``unit_concepts``."""
+    from neuroneval import io
+
+    frame, metadata = io.read_activation_table(path)
+    units = [column for column in frame.columns if column != "input_id"]
+    file_pairs = known_concepts(known_file) if known_file else {}
+    metadata["unit_concepts"] = imported_unit_concepts(units, metadata.get("unit_concepts") or {}, file_pairs)
+    return frame, metadata
+
+
+def _image_rows(images: str | Path) -> np.ndarray:
+    path = Path(images)
+    if path.suffix == ".npz":
+        with np.load(path) as archive:
+            return archive[archive.files[0]]
+    return np.load(path, mmap_mode="r")
