@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
+from neuroneval.external.checks import check_external
 from neuroneval.external.config import (
     ExternalConfigError,
-    check_external,
     dataset_files,
     dataset_spec,
     embedders,

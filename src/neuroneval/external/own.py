@@ -19,7 +19,7 @@ Two declarations of the ``external:`` params block bring a user's work into ever
   the model's output (``logits``, ``softmax``) know their concept: unit ``i`` is class ``i``.
 
 Problems are reported all at once by :func:`own_setting_problems` (called by
-:func:`neuroneval.external.config.check_external`), each naming its params key and resolved path.
+:func:`neuroneval.external.checks.check_external`), each naming its params key and resolved path.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from neuroneval.external.config import external_block, resolve_path
 
 TABLES_KIND = "tables"
 ARRAY_KIND = "array"
@@ -75,8 +77,6 @@ def tables_sources(external: Mapping[str, Any]) -> list[str]:
 
 def table_file(external: Mapping[str, Any], dataset: str, *keys: str) -> Path:
     """The resolved user file ``external.datasets.<dataset>.<keys…>`` (e.g. ``"activations", "mlp", "hidden"``)."""
-    from neuroneval.external.config import resolve_path
-
     value: Any = external["datasets"][dataset]
     for key in keys:
         value = value[key]
@@ -94,24 +94,18 @@ def tables_concept_file(external: Mapping[str, Any], dataset: str, stem: str) ->
 
 def array_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     """An array dataset's spec with its paths resolved."""
-    from neuroneval.external.config import resolve_path
-
     spec = external["datasets"][dataset]
     return {key: str(resolve_path(external, value)) if key in ARRAY_PATH_KEYS else value for key, value in spec.items()}
 
 
 def dataset_inputs(external: Mapping[str, Any], dataset: str) -> list[str]:
     """The user files an own dataset reads (Snakemake inputs), resolved."""
-    from neuroneval.external.config import resolve_path
-
     spec = external["datasets"][dataset]
     return [str(resolve_path(external, spec[key])) for key in ARRAY_PATH_KEYS if spec.get(key)]
 
 
 def model_inputs(external: Mapping[str, Any], model: str) -> list[str]:
     """The user files a custom model reads (Snakemake inputs), resolved."""
-    from neuroneval.external.config import resolve_path
-
     spec = external["models"][model]
     return [str(resolve_path(external, spec[key])) for key in CUSTOM_PATH_KEYS if spec.get(key)]
 
@@ -121,8 +115,6 @@ def record_spec(external: Mapping[str, Any], model: str) -> dict[str, Any]:
 
     Raises ``ValueError`` naming ``external.models.<model>`` unless exactly one of :data:`CUSTOM_SOURCES` is set.
     """
-    from neuroneval.external.config import resolve_path
-
     spec = external["models"][model]
     sources = [key for key in CUSTOM_SOURCES if spec.get(key)]
     if len(sources) != 1:
@@ -201,8 +193,6 @@ def imported_unit_concepts(unit_names: list[str], metadata_pairs: Mapping[str, l
 
 def own_setting_problems(config: Mapping[str, Any], setting_name: str, setting: Mapping[str, Any]) -> list[str]:
     """What a setting on a tables or array dataset lacks in ``external:`` (its models, layers, concept source)."""
-    from neuroneval.external.config import external_block
-
     external = external_block(config)
     dataset, key = setting.get("dataset"), f"settings.{setting_name}"
     problems = []
@@ -314,3 +304,27 @@ def _image_rows(images: str | Path) -> np.ndarray:
         with np.load(path) as archive:
             return archive[archive.files[0]]
     return np.load(path, mmap_mode="r")
+
+
+#: Params keys whose settings CoSy runs: it runs the setting's model on generated images, which a table cannot do
+#: and the workflow does not do for a custom model yet.
+COSY_SETTING_KEYS = (("cosy", "settings"), ("cosy", "generative", "settings"), ("explain", "cosy", "settings"))
+
+
+def cosy_problems(config: Mapping[str, Any]) -> list[str]:
+    """A setting of your own (a tables or array dataset) named where CoSy would run it (:data:`COSY_SETTING_KEYS`)."""
+    external = external_block(config)
+    own_datasets = {*tables_datasets(external), *array_datasets(external)}
+    settings = config.get("settings") or {}
+    problems = []
+    for path in COSY_SETTING_KEYS:
+        value: Any = config
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        names = [value] if isinstance(value, str) else list(value or [])
+        for name in names:
+            if (settings.get(name) or {}).get("dataset") in own_datasets:
+                problems.append(f"{'.'.join(path)}: {name!r} is a setting of your own (dataset "
+                                f"{settings[name]['dataset']!r}); CoSy runs the model on generated images, which "
+                                "the workflow does not do for your tables or custom models (docs/your_model.md)")
+    return problems

@@ -421,6 +421,9 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
+    from neuroneval.external.own import cosy_problems
+
+    problems += cosy_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
