@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
+from neuroneval.external.checks import check_external
 from neuroneval.external.config import (
     ExternalConfigError,
-    check_external,
     dataset_files,
     dataset_spec,
     embedders,
@@ -85,7 +85,8 @@ def test_paths_resolve_against_data_root(tmp_path: Path) -> None:
         ({"external": {"models": {"vit_b16": {"weights_path": "checkpoints/vit_missing.pth"}}}},
          r"external\.models\.vit_b16\.weights_path: .*checkpoints/vit_missing\.pth does not exist"),
         ({"external": {"models": {"gpt2_xl": {"model_dir": "/no/such/gpt2-xl"}}}},
-         r"external\.models\.gpt2_xl\.model_dir: folder /no/such/gpt2-xl does not exist$"),
+         r"(?m)external\.models\.gpt2_xl\.model_dir: folder /no/such/gpt2-xl does not exist "
+         r"\(needed by owt_gpt2_xl\)$"),
         ({"external": {"models": {"siglip": {"pretrained": "checkpoints/none"}}}},
          r"external\.models\.siglip\.pretrained: .*checkpoints/none does not exist"),
         ({"external": {"datasets": {"openwebtext": {"tokenizer_model": "siglip"}}}},
@@ -117,6 +118,25 @@ def test_only_inputs_of_the_table4_settings_are_required(paper_tree: tuple[Path,
         check_external(params)
     params["meta"]["settings"] = [name for name in params["meta"]["settings"] if not name.startswith("cub_")]
     check_external(params)
+
+
+def test_every_missing_path_is_named_at_once_with_the_settings_to_trim(paper_tree: tuple[Path, dict]) -> None:
+    """Two missing checkpoints and two CUB folders: one error names all four and the settings needing them."""
+    params = deep_update(copy.deepcopy(paper_params(paper_tree[0])),
+                         {"external": {"datasets": {"cub_test": {"root": "no_cub"}, "cub_train": {"root": "no_cub"}},
+                                       "models": {"vit_b16": {"weights_path": "gone/vit.pth"},
+                                                  "resnet18_places": {"weights_path": "gone/r18.pth"}}}})
+    with pytest.raises(ExternalConfigError) as raised:
+        check_external(params)
+    lines = str(raised.value).splitlines()
+    missing = [line for line in lines if "does not exist" in line]
+    assert len(missing) == 4
+    assert sum(".root: folder" in line and "no_cub" in line for line in missing) == 2
+    assert any("external.models.vit_b16.weights_path" in line and "gone/vit.pth" in line for line in missing)
+    assert any("external.models.resnet18_places.weights_path" in line for line in missing)
+    needing = sorted({name for line in missing for name in line.rsplit("(needed by ", 1)[1].rstrip(")").split(", ")})
+    assert lines[-1] == f"Fix these, or remove settings {', '.join(needing)} from meta.settings."
+    assert all(name in params["meta"]["settings"] for name in needing)
 
 
 @pytest.mark.parametrize(

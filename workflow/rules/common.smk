@@ -669,7 +669,8 @@ def viewer_inputs(wildcards):
     }
     if setting["dataset"] in IMAGE_DATASETS:
         inputs["media"] = f"data/external/{setting['dataset']}/inputs.csv"
-    else:
+    # a user's own dataset (external.datasets of kind tables/array) has no embedded world: its cards show input ids
+    elif setting["dataset"] not in (config.get("external") or {}).get("datasets", {}):
         world, _, split = setting["dataset"].partition("_")
         inputs["world"] = f"data/worlds/{world}/{split}"
     if VIEWER.get("metrics", "sanity") == "sanity":

@@ -1,9 +1,10 @@
 """Helpers of external.smk (the paper profile): names and resolved specs from the external: params block."""
 
 import neuroneval.external.config as externals
+from neuroneval.external.checks import check_external
 
 EXTERNAL = externals.external_block(config)
-externals.check_external(config)
+check_external(config)
 IMAGE_DATASETS = externals.image_datasets(EXTERNAL)
 TEXT_DATASETS = externals.text_datasets(EXTERNAL)
 EXTERNAL_RUNTIME = {

@@ -1,10 +1,9 @@
 """The ``external:`` params block: resolved paths, the names each rule accepts, and checks that name the key.
 
-:func:`check_external` runs when the workflow is parsed (``workflow/rules/external.smk``): it follows every
-setting in ``meta.settings`` that reads an external dataset to the datasets, models, probes and pseudo-label
-sources it needs, checks that they are declared with the right kind, and that their folders and files exist.
-Every problem raises :class:`ExternalConfigError` naming the params key (``external.models.vit_b16.weights_path``)
-and the resolved path, before any job runs. Steps call the same resolvers, so a job never sees a relative path.
+:func:`neuroneval.external.checks.check_external` runs when the workflow is parsed
+(``workflow/rules/external_common.smk``) and uses the resolvers here; a problem is an :class:`ExternalConfigError`
+naming the params key (``external.models.vit_b16.weights_path``) and the resolved path, before any job runs. Steps
+call the same resolvers, so a job never sees a relative path.
 """
 
 from __future__ import annotations
@@ -126,118 +125,6 @@ def dataset_masks(external: Mapping[str, Any], name: str, *, needed_by: str) -> 
                                   "see docs/paper_profile.md)")
     _check_exists(external, f"external.datasets.{name}.masks", spec["masks"], None)
     return str(resolve_path(external, spec["masks"]))
-
-
-def check_dataset_files(external: Mapping[str, Any], name: str) -> None:
-    """Raise :class:`ExternalConfigError` naming ``external.datasets.<name>.<key>`` when a path is missing."""
-    spec = _entry(external, "datasets", name)
-    for key, is_folder in DATASET_PATH_KEYS.items():
-        if key in spec:
-            _check_exists(external, f"external.datasets.{name}.{key}", spec[key], is_folder)
-
-
-def check_model_files(external: Mapping[str, Any], name: str) -> None:
-    """Raise :class:`ExternalConfigError` naming ``external.models.<name>.<key>`` when a path is missing."""
-    spec = _entry(external, "models", name)
-    for key, value in spec.items():
-        if _is_model_path(key, value):
-            _check_exists(external, f"external.models.{name}.{key}", value, MODEL_PATH_KEYS[key])
-
-
-def check_external(config: Mapping[str, Any]) -> None:
-    """Check everything the settings of ``meta.settings`` need from ``external:`` (kinds, references, files).
-
-    Settings on the embedded worlds (datasets ``vision_*``/``text_*``/``digits_*``) are skipped, so the embedded default
-    passes whatever ``external:`` holds. Raises :class:`ExternalConfigError` naming the key and the path.
-    """
-    external = external_block(config)
-    datasets = external.get("datasets") or {}
-    needed_datasets: set[str] = set()
-    needed_models: set[str] = set()
-    settings = config.get("settings", {})
-    for setting_name in config.get("meta", {}).get("settings", []):
-        setting = settings.get(setting_name, {})
-        dataset = setting.get("dataset", "")
-        if dataset not in datasets:
-            if not dataset.startswith(("vision_", "text_", "digits_")):
-                raise ExternalConfigError(f"settings.{setting_name}.dataset: {dataset!r} is neither an embedded "
-                                          f"world (vision_*, text_*, digits_*) nor declared in external.datasets "
-                                          f"({sorted(datasets)})")
-            continue
-        needed_datasets.add(dataset)
-        is_text = datasets[dataset].get("kind") in TEXT_KINDS
-        for position, unit in enumerate(setting.get("units", [])):
-            key = f"settings.{setting_name}.units[{position}]"
-            needed_datasets_of, needed_models_of = _unit_needs(external, key, unit, is_text=is_text)
-            needed_datasets |= needed_datasets_of
-            needed_models |= needed_models_of
-        source = setting.get("concepts", {}).get("source", "labels")
-        needed_datasets_of, needed_models_of = _source_needs(external, f"settings.{setting_name}.concepts.source",
-                                                             source, is_text=is_text)
-        needed_datasets |= needed_datasets_of
-        needed_models |= needed_models_of
-    for dataset in sorted(needed_datasets):
-        spec = datasets[dataset]
-        if spec.get("kind") in TEXT_KINDS:
-            tokenizer_model = spec.get("tokenizer_model")
-            _require_model(external, f"external.datasets.{dataset}.tokenizer_model", tokenizer_model,
-                           LANGUAGE_FAMILIES)
-            needed_models.add(tokenizer_model)
-        check_dataset_files(external, dataset)
-    for model in sorted(needed_models):
-        check_model_files(external, model)
-
-
-def _unit_needs(external: Mapping[str, Any], key: str, unit: Mapping[str, Any], *,
-                is_text: bool) -> tuple[set[str], set[str]]:
-    model, layer = unit.get("model"), unit.get("layer")
-    if model in probes(external):
-        if is_text or layer != PROBE_LAYER:
-            raise ExternalConfigError(f"{key}: probe {model!r} has the single layer {PROBE_LAYER!r} on image "
-                                      f"datasets, got layer {layer!r}")
-        probe = external["probes"][model]
-        probe_key = f"external.probes.{model}"
-        _require_model(external, f"{probe_key}.features", probe.get("features"), EMBEDDER_FAMILIES)
-        train_dataset = probe.get("train_dataset")
-        if train_dataset not in image_datasets(external):
-            raise ExternalConfigError(f"{probe_key}.train_dataset: {train_dataset!r} is not an image dataset of "
-                                      f"external.datasets ({image_datasets(external)})")
-        return {train_dataset}, {probe["features"]}
-    if is_text:
-        _require_model(external, f"{key}.model", model, LANGUAGE_FAMILIES)
-        if layer != LM_LAYER:
-            raise ExternalConfigError(f"{key}.layer: language models have the layer {LM_LAYER!r}, got {layer!r}")
-    else:
-        _require_model(external, f"{key}.model", model, VISION_FAMILIES)
-    return set(), {model}
-
-
-def _source_needs(external: Mapping[str, Any], key: str, source: str, *, is_text: bool) -> tuple[set[str], set[str]]:
-    if source == "labels":
-        return set(), set()
-    if is_text or not source.startswith("pseudo:"):
-        raise ExternalConfigError(f"{key}: external {'text' if is_text else 'image'} datasets have the concept "
-                                  f"sources labels{'' if is_text else ' and pseudo:<open_clip model>'}, got {source!r}")
-    model = source.removeprefix("pseudo:")
-    _require_model(external, key, model, EMBEDDER_FAMILIES)
-    calibration = (external.get("pseudo_labels") or {}).get(model, {}).get("calibration", {})
-    if calibration.get("method") == "fit":
-        dataset = calibration.get("dataset")
-        if dataset not in image_datasets(external):
-            raise ExternalConfigError(f"external.pseudo_labels.{model}.calibration.dataset: {dataset!r} is not an "
-                                      f"image dataset of external.datasets ({image_datasets(external)})")
-        return {dataset}, {model}
-    return set(), {model}
-
-
-def _require_model(external: Mapping[str, Any], key: str, name: Any, families: tuple[str, ...]) -> None:
-    models = external.get("models") or {}
-    if name not in models:
-        raise ExternalConfigError(f"{key}: {name!r} is not declared in external.models ({sorted(models)})")
-    family = models[name].get("family")
-    if family not in families:
-        raise ExternalConfigError(f"{key}: external.models.{name} has family {family!r}; this needs one of "
-                                  f"{list(families)}")
 
 
 def _entry(external: Mapping[str, Any], section: str, name: str) -> Mapping[str, Any]:

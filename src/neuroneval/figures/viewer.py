@@ -401,10 +401,13 @@ def render_page(setting: str, cards: Sequence[Card], *, metrics: Sequence[str], 
 # ----------------------------------------------------------------------------------------------- building
 
 
-def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path = Path("data"), scale: int = 2,
+def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path | None = Path("data"), scale: int = 2,
                   context: int = 12) -> Renderer:
     """The renderer of a dataset's world: thumbnails (vision, digits; by the ids of ``labels.parquet`` when the
-    world has it, :func:`~neuroneval.input_media.read_vision_world_media`), tokens (text) or ids."""
+    world has it, :func:`~neuroneval.input_media.read_vision_world_media`), tokens (text) or ids (also when ``root``
+    is None: a user's own dataset, which has no embedded world)."""
+    if root is None:
+        return id_renderer(input_ids)
     directory = world_directory(dataset, root)
     if (directory / "images.npy").exists() and (directory / "labels.parquet").exists():
         from neuroneval.input_media import read_vision_world_media
@@ -422,11 +425,12 @@ def load_renderer(dataset: str, input_ids: np.ndarray, *, root: Path = Path("dat
 
 def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_files: Sequence[Path],
                  concept_file: Path, truth_file: Path, metrics: Sequence[str], top_k: int,
-                 max_units: int | None, explanation_files: Sequence[Path] = (), data_root: Path = Path("data"),
+                 max_units: int | None, explanation_files: Sequence[Path] = (), data_root: Path | None = Path("data"),
                  scale: int = 2, context: int = 12, description: str = "", notes: Sequence[str] = (),
                  media: InputMedia | None = None) -> str:
-    """Read one setting's tables and world and return its viewer page; ``media`` (the user's images or texts,
-    :func:`neuroneval.input_media.read_input_media`) replaces the embedded world (:func:`load_renderer`)."""
+    """Read one setting's tables and world (none when ``data_root`` is None) and return its viewer page; ``media``
+    (the user's images or texts, :func:`neuroneval.input_media.read_input_media`) replaces the embedded world
+    (:func:`load_renderer`)."""
     from neuroneval.settings import load_setting, read_activation_table
 
     data = load_setting(list(activation_files), concept_file,

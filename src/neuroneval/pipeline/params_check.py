@@ -280,7 +280,7 @@ def _unit_block_problems(config: Mapping[str, Any], key: str, dataset: Any, unit
     problems = []
     for position, unit in enumerate(units or []):
         unit_key = f"{key}.{units_key}" if units_key else f"{key}.units[{position}]"
-        problems += _unit_problems(config, unit_key, world, unit.get("model"), unit.get("layer"))
+        problems += _unit_problems(config, unit_key, world, unit.get("model"), unit.get("layer"), dataset=dataset)
     problems += _source_problems(config, f"{key}.concepts.source", dataset, source)
     return problems
 
@@ -296,10 +296,19 @@ def _dataset_world(config: Mapping[str, Any], dataset: Any) -> tuple[str | None,
         known |= {f"digits_{split}": "digits" for split in DIGITS_SPLITS}
     known |= {name: "external_image" for name in externals.image_datasets(external)}
     known |= {name: "external_text" for name in externals.text_datasets(external)}
+    known |= own_dataset_worlds(external)
     return known.get(dataset), sorted(known)
 
 
-def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, layer: Any) -> list[str]:
+def own_dataset_worlds(external: Mapping[str, Any]) -> dict[str, str]:
+    """``external_own`` for each ``kind: tables``/``array`` dataset (:mod:`neuroneval.external.own`)."""
+    from neuroneval.external import own
+
+    return {name: "external_own" for name in [*own.tables_datasets(external), *own.array_datasets(external)]}
+
+
+def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, layer: Any, *,
+                   dataset: Any = None) -> list[str]:
     models = config.get("models") or {}
     external = externals.external_block(config)
     if world == "vision":
@@ -322,6 +331,10 @@ def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, 
             return [_unknown(f"{key}.model", model, "a model of models.language", language)]
         return [] if layer == LM_LAYER else [f"{key}.layer: {layer!r} is not a layer of language model {model!r} "
                                              f"(its units are the layer {LM_LAYER!r})"]
+    if world == "external_own":
+        from neuroneval.external.own import own_unit_problems
+
+        return own_unit_problems(external, key, dataset, model, layer)
     if world == "external_text":
         known = externals.language_models(external)
         if model not in known:
@@ -340,6 +353,10 @@ def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, 
 
 def _source_problems(config: Mapping[str, Any], key: str, dataset: Any, source: Any) -> list[str]:
     world, _ = _dataset_world(config, dataset)
+    if world == "external_own":
+        from neuroneval.external.own import own_source_problems
+
+        return own_source_problems(externals.external_block(config), key, dataset, source)
     if world is None or source == LABELS_SOURCE:
         return []
     pseudo_models = {"vision": list((config.get("models") or {}).get("contrastive") or {}),
@@ -404,6 +421,9 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
+    from neuroneval.external.own import cosy_problems
+
+    problems += cosy_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]

@@ -34,7 +34,7 @@ def viewer_setting(job: StepIO) -> None:
         top_k=int(knobs.get("top_inputs", 8)),
         max_units=None if max_units is None else int(max_units),
         explanation_files=explanation_files,
-        data_root=Path(job.input.world).parents[2] if media is None else Path("data"),
+        data_root=Path(job.input.world).parents[2] if hasattr(job.input, "world") else None,
         scale=int(knobs.get("thumbnail_scale", 2)),
         context=int(knobs.get("context_tokens", 12)),
         description=job.params.description,

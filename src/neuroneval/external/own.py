@@ -1,0 +1,330 @@
+"""Your own setting in the workflow: precomputed tables (``kind: tables``) and your own model (``family: custom``).
+
+Two declarations of the ``external:`` params block bring a user's work into every stage that takes a setting
+(docs/your_model.md):
+
+- ``external.datasets.<name>: {kind: tables, activations: {<model>: {<layer>: path}}, concepts: {<source>: path},
+  known_concepts: path}``: activation and concept tables that follow docs/design.md §2.1 (written through
+  :mod:`neuroneval.io` or ``neuroneval record``), imported as they are into ``data/activations/<name>/<model>/
+  <layer>.parquet`` and ``data/concepts/<name>/<source>.parquet``. ``known_concepts`` (optional) is a CSV
+  ``unit,concept`` whose pairs become the ``unit_concepts`` metadata of the imported tables, the truth of a setting
+  with ``truth: {method: known}``; without it, use ``truth: {method: iou, alpha: …}``.
+- ``external.datasets.<name>: {kind: array, images: x.npy, labels: y.npy, class_names_file: names.txt}``: inputs
+  as one array row each (``.npy``, or one array of an ``.npz``), their integer classes, and optionally one class
+  name a line (default: the class index). The concept table ``labels`` has one column ``class:<name>`` per class.
+- ``external.models.<name>: {family: custom, factory: "package.module:callable", weights_path: state.pt}`` (a state
+  dict loaded into the factory's ``nn.Module``), or ``torchscript: model.pt``, ``torch_export: model.pt2``, or
+  ``model_dir:`` (a local transformers folder): recorded on an ``array`` dataset by
+  :func:`neuroneval.activations.record.record_files`, one table per layer (units ``<layer>.<i>``). The units of
+  the model's output (``logits``, ``softmax``) know their concept: unit ``i`` is class ``i``.
+
+Problems are reported all at once by :func:`own_setting_problems` (called by
+:func:`neuroneval.external.checks.check_external`), each naming its params key and resolved path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from neuroneval.external.config import external_block, resolve_path
+
+TABLES_KIND = "tables"
+ARRAY_KIND = "array"
+CUSTOM_FAMILY = "custom"
+#: The keys of a custom model spec that say where the model comes from (exactly one), and the record family each
+#: stands for (:data:`neuroneval.activations.record_models.RECORD_FAMILIES`).
+CUSTOM_SOURCES = {"factory": "module", "torchscript": "torchscript", "torch_export": "torch_export",
+                  "model_dir": "transformers"}
+#: Path keys of an array dataset and of a custom model spec.
+ARRAY_PATH_KEYS = ("images", "labels", "class_names_file")
+CUSTOM_PATH_KEYS = ("weights_path", "torchscript", "torch_export", "model_dir")
+#: Output layers whose unit ``i`` is class ``i`` of an array dataset.
+CLASS_OUTPUT_LAYERS = ("logits", "softmax")
+CLASS_PREFIX = "class:"
+
+
+def tables_datasets(external: Mapping[str, Any]) -> list[str]:
+    """Names of the ``kind: tables`` datasets."""
+    return [name for name, spec in (external.get("datasets") or {}).items() if spec.get("kind") == TABLES_KIND]
+
+
+def array_datasets(external: Mapping[str, Any]) -> list[str]:
+    """Names of the ``kind: array`` datasets."""
+    return [name for name, spec in (external.get("datasets") or {}).items() if spec.get("kind") == ARRAY_KIND]
+
+
+def custom_models(external: Mapping[str, Any]) -> list[str]:
+    """Names of the ``family: custom`` models."""
+    return [name for name, spec in (external.get("models") or {}).items() if spec.get("family") == CUSTOM_FAMILY]
+
+
+def tables_models(external: Mapping[str, Any]) -> list[str]:
+    """Every model name under ``activations`` of a tables dataset."""
+    return sorted({model for name in tables_datasets(external)
+                   for model in (external["datasets"][name].get("activations") or {})})
+
+
+def tables_sources(external: Mapping[str, Any]) -> list[str]:
+    """Every concept source under ``concepts`` of a tables dataset, as its file stem (``pseudo:x`` → ``pseudo-x``)."""
+    return sorted({source.replace(":", "-") for name in tables_datasets(external)
+                   for source in (external["datasets"][name].get("concepts") or {})})
+
+
+def table_file(external: Mapping[str, Any], dataset: str, *keys: str) -> Path:
+    """The resolved user file ``external.datasets.<dataset>.<keys…>`` (e.g. ``"activations", "mlp", "hidden"``)."""
+    value: Any = external["datasets"][dataset]
+    for key in keys:
+        value = value[key]
+    return resolve_path(external, value)
+
+
+def tables_concept_file(external: Mapping[str, Any], dataset: str, stem: str) -> Path:
+    """The user concept table of a tables dataset whose source's file stem is ``stem``."""
+    sources = external["datasets"][dataset].get("concepts") or {}
+    matches = [source for source in sources if source.replace(":", "-") == stem]
+    if not matches:
+        raise KeyError(f"external.datasets.{dataset}.concepts has no source {stem!r} ({sorted(sources)})")
+    return table_file(external, dataset, "concepts", matches[0])
+
+
+def array_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """An array dataset's spec with its paths resolved."""
+    spec = external["datasets"][dataset]
+    return {key: str(resolve_path(external, value)) if key in ARRAY_PATH_KEYS else value for key, value in spec.items()}
+
+
+def dataset_inputs(external: Mapping[str, Any], dataset: str) -> list[str]:
+    """The user files an own dataset reads (Snakemake inputs), resolved."""
+    spec = external["datasets"][dataset]
+    return [str(resolve_path(external, spec[key])) for key in ARRAY_PATH_KEYS if spec.get(key)]
+
+
+def model_inputs(external: Mapping[str, Any], model: str) -> list[str]:
+    """The user files a custom model reads (Snakemake inputs), resolved."""
+    spec = external["models"][model]
+    return [str(resolve_path(external, spec[key])) for key in CUSTOM_PATH_KEYS if spec.get(key)]
+
+
+def record_spec(external: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """The :func:`~neuroneval.activations.record_models.load_record_model` spec of a custom model, paths resolved.
+
+    Raises ``ValueError`` naming ``external.models.<model>`` unless exactly one of :data:`CUSTOM_SOURCES` is set.
+    """
+    spec = external["models"][model]
+    sources = [key for key in CUSTOM_SOURCES if spec.get(key)]
+    if len(sources) != 1:
+        raise ValueError(f"external.models.{model}: a custom model needs exactly one of {list(CUSTOM_SOURCES)}, "
+                         f"got {sources}")
+    source = sources[0]
+    family = CUSTOM_SOURCES[source]
+    if source == "factory":
+        loaded = {"family": family, "factory": spec["factory"], "kwargs": dict(spec.get("kwargs") or {})}
+        if spec.get("weights_path"):
+            loaded["weights_path"] = str(resolve_path(external, spec["weights_path"]))
+        return loaded
+    key = "model_dir" if source == "model_dir" else "path"
+    return {"family": family, key: str(resolve_path(external, spec[source]))}
+
+
+def array_class_names(labels: np.ndarray, class_names_file: str | Path | None) -> list[str]:
+    """One name per class index ``0…max(labels)``: the lines of ``class_names_file``, else the index itself."""
+    n_classes = int(labels.max()) + 1
+    if class_names_file is None:
+        return [str(index) for index in range(n_classes)]
+    names = [line.strip() for line in Path(class_names_file).read_text().splitlines() if line.strip()]
+    if len(names) < n_classes:
+        raise ValueError(f"{class_names_file}: {len(names)} class names, but the labels reach class {n_classes - 1}")
+    return names
+
+
+def array_labels(labels_file: str | Path, n_inputs: int) -> np.ndarray:
+    """The integer class of each input (a ``.npy`` of one non-negative integer per row of the images)."""
+    labels = np.load(labels_file)
+    if labels.ndim != 1 or len(labels) != n_inputs or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"{labels_file}: expected {n_inputs} integer class labels (one per image row), got "
+                         f"{labels.dtype} {labels.shape}")
+    if labels.min() < 0:
+        raise ValueError(f"{labels_file}: class labels must be non-negative, got {int(labels.min())}")
+    return labels.astype(np.int64)
+
+
+def class_concept_frame(labels: np.ndarray, class_names: list[str]) -> pd.DataFrame:
+    """The label concept table: ``input_id`` = row index, column ``class:<name>`` = 1 where the label is the class."""
+    onehot = (labels[:, None] == np.arange(len(class_names))[None, :]).astype(np.float32)
+    return pd.DataFrame({"input_id": np.arange(len(labels), dtype=np.int64),
+                         **{CLASS_PREFIX + name: onehot[:, k] for k, name in enumerate(class_names)}})
+
+
+def output_unit_concepts(layer: str, unit_names: list[str], class_names: list[str]) -> dict[str, list[str]]:
+    """Unit ``<layer>.<i>`` → ``[class:<name_i>]`` for an output layer as wide as the classes, else ``{}``."""
+    if layer not in CLASS_OUTPUT_LAYERS or len(unit_names) != len(class_names):
+        return {}
+    return {unit: [CLASS_PREFIX + name] for unit, name in zip(unit_names, class_names, strict=True)}
+
+
+def known_concepts(path: str | Path) -> dict[str, list[str]]:
+    """The ``unit,concept`` CSV of a tables dataset as unit → concepts (errors name the file and row)."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(frame.columns) != ["unit", "concept"]:
+        raise ValueError(f"{path}: expected the columns unit,concept, got {list(frame.columns)}")
+    pairs: dict[str, list[str]] = {}
+    for row, (unit, concept) in enumerate(frame.itertuples(index=False, name=None), start=2):
+        if not unit or not concept:
+            raise ValueError(f"{path}, line {row}: empty unit or concept")
+        pairs.setdefault(unit, []).append(concept)
+    return pairs
+
+
+def imported_unit_concepts(unit_names: list[str], metadata_pairs: Mapping[str, list[str]],
+                           file_pairs: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The table's own ``unit_concepts`` joined with the pairs of ``known_concepts`` that name its units."""
+    merged = {unit: list(concepts) for unit, concepts in metadata_pairs.items()}
+    for unit in unit_names:
+        for concept in file_pairs.get(unit, []):
+            if concept not in merged.setdefault(unit, []):
+                merged[unit].append(concept)
+    return {unit: concepts for unit, concepts in merged.items() if concepts}
+
+
+def own_setting_problems(config: Mapping[str, Any], setting_name: str, setting: Mapping[str, Any]) -> list[str]:
+    """What a setting on a tables or array dataset lacks in ``external:`` (its models, layers, concept source)."""
+    external = external_block(config)
+    dataset, key = setting.get("dataset"), f"settings.{setting_name}"
+    problems = []
+    for position, unit in enumerate(setting.get("units") or []):
+        problems += own_unit_problems(external, f"{key}.units[{position}]", dataset, unit.get("model"),
+                                      unit.get("layer"))
+    source = (setting.get("concepts") or {}).get("source", "labels")
+    return problems + own_source_problems(external, f"{key}.concepts.source", dataset, source)
+
+
+def own_unit_problems(external: Mapping[str, Any], key: str, dataset: Any, model: Any, layer: Any) -> list[str]:
+    """A unit block ``{model, layer}`` on a tables dataset (a declared table) or an array dataset (a custom model;
+    its layers are checked when the model is loaded, as ``neuroneval record`` does)."""
+    spec = (external.get("datasets") or {}).get(dataset) or {}
+    if spec.get("kind") == TABLES_KIND:
+        tables = spec.get("activations") or {}
+        if model not in tables:
+            return [f"{key}.model: {model!r} has no tables in external.datasets.{dataset}.activations "
+                    f"({sorted(tables)})"]
+        if layer not in (tables[model] or {}):
+            return [f"{key}.layer: {layer!r} is not a layer of external.datasets.{dataset}.activations.{model} "
+                    f"({sorted(tables[model] or {})})"]
+        return []
+    if model not in custom_models(external):
+        return [f"{key}.model: {model!r} is not a custom model of external.models ({custom_models(external)}); "
+                "an array dataset is recorded by a model of family: custom"]
+    sources = [name for name in CUSTOM_SOURCES if (external["models"][model] or {}).get(name)]
+    if len(sources) != 1:
+        return [f"external.models.{model}: a custom model needs exactly one of {list(CUSTOM_SOURCES)}, got {sources}"]
+    return []
+
+
+def own_source_problems(external: Mapping[str, Any], key: str, dataset: Any, source: Any) -> list[str]:
+    """The concept source of a setting on a tables dataset (one of its ``concepts``) or an array one (``labels``)."""
+    spec = (external.get("datasets") or {}).get(dataset) or {}
+    if spec.get("kind") == TABLES_KIND:
+        known = sorted(spec.get("concepts") or {})
+        if source not in known:
+            return [f"{key}: {source!r} is not a concept table of external.datasets.{dataset}.concepts ({known})"]
+        return []
+    if source != "labels":
+        return [f"{key}: an array dataset has the one concept source 'labels', got {source!r}"]
+    return []
+
+
+def own_file_keys(external: Mapping[str, Any], section: str, name: str) -> list[tuple[str, Any, bool | None]]:
+    """``(params key, value, is_folder)`` of every user path of an own dataset or custom model."""
+    spec = (external.get(section) or {}).get(name) or {}
+    prefix = f"external.{section}.{name}"
+    if section == "models":
+        return [(f"{prefix}.{key}", spec[key], True if key == "model_dir" else False)
+                for key in CUSTOM_PATH_KEYS if spec.get(key)]
+    if spec.get("kind") == ARRAY_KIND:
+        return [(f"{prefix}.{key}", spec[key], False) for key in ARRAY_PATH_KEYS if spec.get(key)]
+    keys = [(f"{prefix}.activations.{model}.{layer}", path, None)
+            for model, layers in (spec.get("activations") or {}).items() for layer, path in (layers or {}).items()]
+    keys += [(f"{prefix}.concepts.{source}", path, None) for source, path in (spec.get("concepts") or {}).items()]
+    if spec.get("known_concepts"):
+        keys.append((f"{prefix}.known_concepts", spec["known_concepts"], False))
+    return keys
+
+
+def array_concept_table(images: str | Path, labels_file: str | Path, class_names_file: str | Path | None, *,
+                        dataset: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The label concept table of an array dataset and its metadata (docs/design.md §2.1)."""
+    n_inputs = len(_image_rows(images))
+    labels = array_labels(labels_file, n_inputs)
+    class_names = array_class_names(labels, class_names_file)
+    frame = class_concept_frame(labels, class_names)
+    concepts = [column for column in frame.columns if column != "input_id"]
+    return frame, {"source": "labels", "dataset": dataset, "concepts": concepts, "classes": class_names}
+
+
+def record_custom_layer(spec: Mapping[str, Any], images: str | Path, layer: str, scratch: str | Path, *,
+                        class_names: list[str], options: Mapping[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Record one layer of a custom model on an array dataset with
+    :func:`~neuroneval.activations.record.record_files` into ``scratch``; the table and its metadata, with the
+    output layer's units knowing their class (:func:`output_unit_concepts`).
+
+    ``options`` are :class:`~neuroneval.activations.record.RecordOptions` fields (``batch_size``, ``device``,
+    ``pooling``, ``image_size``…); ``layers`` is ``(layer,)``.
+    """
+    from neuroneval import io
+    from neuroneval.activations.record import RecordOptions, record_files
+
+    record_options = RecordOptions.from_params({**options, "layers": [layer], "progress": False})
+    result = record_files(spec, "array", images, scratch, record_options)
+    frame, metadata = io.read_activation_table(result.tables[layer])
+    units = [column for column in frame.columns if column != "input_id"]
+    metadata["unit_concepts"] = output_unit_concepts(layer, units, class_names)
+    return frame, metadata
+
+
+def import_activation_table(path: str | Path, known_file: str | Path | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A user's activation table, validated by :func:`neuroneval.io.read_activation_table`, with the pairs of
+    ``known_file`` (:func:`known_concepts`) joined into its ``unit_concepts``."""
+    from neuroneval import io
+
+    frame, metadata = io.read_activation_table(path)
+    units = [column for column in frame.columns if column != "input_id"]
+    file_pairs = known_concepts(known_file) if known_file else {}
+    metadata["unit_concepts"] = imported_unit_concepts(units, metadata.get("unit_concepts") or {}, file_pairs)
+    return frame, metadata
+
+
+def _image_rows(images: str | Path) -> np.ndarray:
+    path = Path(images)
+    if path.suffix == ".npz":
+        with np.load(path) as archive:
+            return archive[archive.files[0]]
+    return np.load(path, mmap_mode="r")
+
+
+#: Params keys whose settings CoSy runs: it runs the setting's model on generated images, which a table cannot do
+#: and the workflow does not do for a custom model yet.
+COSY_SETTING_KEYS = (("cosy", "settings"), ("cosy", "generative", "settings"), ("explain", "cosy", "settings"))
+
+
+def cosy_problems(config: Mapping[str, Any]) -> list[str]:
+    """A setting of your own (a tables or array dataset) named where CoSy would run it (:data:`COSY_SETTING_KEYS`)."""
+    external = external_block(config)
+    own_datasets = {*tables_datasets(external), *array_datasets(external)}
+    settings = config.get("settings") or {}
+    problems = []
+    for path in COSY_SETTING_KEYS:
+        value: Any = config
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        names = [value] if isinstance(value, str) else list(value or [])
+        for name in names:
+            if (settings.get(name) or {}).get("dataset") in own_datasets:
+                problems.append(f"{'.'.join(path)}: {name!r} is a setting of your own (dataset "
+                                f"{settings[name]['dataset']!r}); CoSy runs the model on generated images, which "
+                                "the workflow does not do for your tables or custom models (docs/your_model.md)")
+    return problems

@@ -1,0 +1,70 @@
+"""Workflow steps of your own setting (``workflow/rules/own.smk``): a user's tables imported, a user's model recorded.
+
+One function per rule, each taking a :class:`~neuroneval.pipeline.runner.StepIO`; the library code is
+:mod:`neuroneval.external.own`. Params arrive resolved (:mod:`neuroneval.external.config`): absolute paths.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from neuroneval import io
+from neuroneval.pipeline.runner import StepIO
+
+
+def external_array_dataset(job: StepIO) -> None:
+    """The label concept table (``class:<name>``, one row per array row) of a ``kind: array`` dataset."""
+    from neuroneval.external.own import array_concept_table
+
+    dataset = job.params.dataset
+    frame, metadata = array_concept_table(dataset["images"], dataset["labels"], dataset.get("class_names_file"),
+                                          dataset=job.wildcards.array_dataset)
+    io.write_concept_table(job.output.concepts, frame, metadata=metadata)
+    print(json.dumps({"dataset": job.wildcards.array_dataset, "inputs": len(frame),
+                      "classes": len(metadata["classes"])}))
+
+
+def external_custom_activations(job: StepIO) -> None:
+    """One layer of a ``family: custom`` model on an array dataset, recorded by ``record_files``."""
+    from neuroneval.external.images import resolve_device
+    from neuroneval.external.own import record_custom_layer
+
+    _, concept_metadata = io.read_concept_table(job.input.concepts)
+    options = {**job.params.record, "device": str(resolve_device(job.params.runtime["device"])),
+               "batch_size": int(job.params.runtime["batch_size"])}
+    output = Path(job.output[0])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=output.parent, prefix=".record-") as scratch:
+        frame, metadata = record_custom_layer(job.params.model, job.params.dataset["images"], job.wildcards.layer,
+                                              scratch, class_names=list(concept_metadata["classes"]),
+                                              options=options)
+    metadata.update({"model": job.wildcards.custom_model, "dataset": job.wildcards.array_dataset,
+                     "layer": job.wildcards.layer, "recorded": {"model": metadata.get("model"),
+                                                                "dataset": metadata.get("dataset")}})
+    io.write_activation_table(output, frame, metadata=metadata)
+
+
+def external_tables_activations(job: StepIO) -> None:
+    """A user's activation table, validated, with the dataset's ``known_concepts`` in its ``unit_concepts``."""
+    from neuroneval.external.own import import_activation_table
+
+    frame, metadata = import_activation_table(job.input.table, job.params.known_concepts)
+    metadata.update({"model": job.wildcards.tables_model, "layer": job.wildcards.layer,
+                     "dataset": job.wildcards.tables_dataset, "imported_from": str(job.input.table)})
+    metadata.setdefault("pooling", "user")
+    metadata.setdefault("dtype", "float32")
+    io.write_activation_table(job.output[0], frame, metadata=metadata)
+    print(json.dumps({"table": str(job.input.table), "units": frame.shape[1] - 1, "inputs": len(frame),
+                      "units_with_known_concepts": len(metadata["unit_concepts"])}))
+
+
+def external_tables_concepts(job: StepIO) -> None:
+    """A user's concept table, validated, at the workflow's path."""
+    frame, metadata = io.read_concept_table(job.input.table)
+    concepts = [column for column in frame.columns if column != io.ID_COLUMN]
+    metadata.update({"dataset": job.wildcards.tables_dataset, "imported_from": str(job.input.table)})
+    metadata.setdefault("source", job.wildcards.tables_source.replace("-", ":", 1))
+    metadata.setdefault("concepts", concepts)
+    io.write_concept_table(job.output[0], frame, metadata=metadata)

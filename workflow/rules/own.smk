@@ -1,0 +1,142 @@
+# Your own setting (docs/your_model.md): tables you computed (kind: tables) and your model (family: custom)
+# recorded on your inputs (kind: array), at the usual data/activations and data/concepts paths.
+import neuroneval.external.own as own
+
+
+wildcard_constraints:
+    tables_dataset="|".join(own.tables_datasets(EXTERNAL)) or "NO_TABLES_DATASET",
+    tables_model="|".join(own.tables_models(EXTERNAL)) or "NO_TABLES_MODEL",
+    tables_source="|".join(own.tables_sources(EXTERNAL)) or "NO_TABLES_SOURCE",
+    array_dataset="|".join(own.array_datasets(EXTERNAL)) or "NO_ARRAY_DATASET",
+    custom_model="|".join(own.custom_models(EXTERNAL)) or "NO_CUSTOM_MODEL",
+
+
+def tables_activation_file(wildcards):
+    return str(
+        own.table_file(
+            EXTERNAL,
+            wildcards.tables_dataset,
+            "activations",
+            wildcards.tables_model,
+            wildcards.layer,
+        )
+    )
+
+
+def tables_known_concepts(wildcards):
+    spec = EXTERNAL["datasets"][wildcards.tables_dataset]
+    if not spec.get("known_concepts"):
+        return None
+    return str(own.table_file(EXTERNAL, wildcards.tables_dataset, "known_concepts"))
+
+
+def tables_concept_file(wildcards):
+    return str(
+        own.tables_concept_file(
+            EXTERNAL, wildcards.tables_dataset, wildcards.tables_source
+        )
+    )
+
+
+def array_dataset_spec(wildcards):
+    return own.array_spec(EXTERNAL, wildcards.array_dataset)
+
+
+def array_dataset_files(wildcards):
+    return own.dataset_inputs(EXTERNAL, wildcards.array_dataset)
+
+
+def custom_model_spec(wildcards):
+    return own.record_spec(EXTERNAL, wildcards.custom_model)
+
+
+def custom_model_files(wildcards):
+    return own.model_inputs(EXTERNAL, wildcards.custom_model)
+
+
+def custom_record_options(wildcards):
+    spec = EXTERNAL["models"][wildcards.custom_model]
+    options = {"pooling": config["activations"]["pooling"]}
+    if spec.get("image_size"):
+        options["image_size"] = spec["image_size"]
+    return options
+
+
+def tables_known_inputs(wildcards):
+    known = tables_known_concepts(wildcards)
+    return [known] if known else []
+
+
+rule external_tables_activations:
+    input:
+        tables_known_inputs,
+        table=tables_activation_file,
+    output:
+        "data/activations/{tables_dataset}/{tables_model}/{layer}.parquet",
+    log:
+        "logs/external/{tables_dataset}_{tables_model}_{layer}.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("external_tables_activations"),
+        known_concepts=tables_known_concepts,
+    script:
+        "../scripts/step.py"
+
+
+rule external_tables_concepts:
+    input:
+        table=tables_concept_file,
+    output:
+        "data/concepts/{tables_dataset}/{tables_source}.parquet",
+    log:
+        "logs/external/{tables_dataset}_{tables_source}.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("external_tables_concepts"),
+    script:
+        "../scripts/step.py"
+
+
+rule external_array_dataset:
+    input:
+        array_dataset_files,
+    output:
+        concepts="data/concepts/{array_dataset}/labels.parquet",
+    log:
+        "logs/external/{array_dataset}_dataset.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("external_array_dataset"),
+        dataset=array_dataset_spec,
+    script:
+        "../scripts/step.py"
+
+
+rule external_custom_activations:
+    input:
+        custom_model_files,
+        array_dataset_files,
+        concepts="data/concepts/{array_dataset}/labels.parquet",
+    output:
+        "data/activations/{array_dataset}/{custom_model}/{layer}.parquet",
+    log:
+        "logs/external/{array_dataset}_{custom_model}_{layer}.log",
+    benchmark:
+        "logs/benchmarks/external_{array_dataset}_{custom_model}_{layer}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=EXTERNAL_GPUS,
+    params:
+        step=step_version("external_custom_activations"),
+        dataset=array_dataset_spec,
+        model=custom_model_spec,
+        record=custom_record_options,
+        runtime=EXTERNAL_RUNTIME,
+    script:
+        "../scripts/step.py"
