@@ -103,3 +103,63 @@ def external_probe_train_inputs(wildcards):
 def external_probe_embeddings(wildcards):
     features = external_probe_spec(wildcards)["features"]
     return f"data/external/{wildcards.image_dataset}/embeddings/{features}.npz"
+
+
+# Input functions of own.smk (your own setting: kind tables/array datasets, family custom models).
+import neuroneval.external.own as own
+
+
+def tables_activation_file(wildcards):
+    return str(
+        own.table_file(
+            EXTERNAL,
+            wildcards.tables_dataset,
+            "activations",
+            wildcards.tables_model,
+            wildcards.layer,
+        )
+    )
+
+
+def tables_known_concepts(wildcards):
+    spec = EXTERNAL["datasets"][wildcards.tables_dataset]
+    if not spec.get("known_concepts"):
+        return None
+    return str(own.table_file(EXTERNAL, wildcards.tables_dataset, "known_concepts"))
+
+
+def tables_concept_file(wildcards):
+    return str(
+        own.tables_concept_file(
+            EXTERNAL, wildcards.tables_dataset, wildcards.tables_source
+        )
+    )
+
+
+def array_dataset_spec(wildcards):
+    return own.array_spec(EXTERNAL, wildcards.array_dataset)
+
+
+def array_dataset_files(wildcards):
+    return own.dataset_inputs(EXTERNAL, wildcards.array_dataset)
+
+
+def custom_model_spec(wildcards):
+    return own.record_spec(EXTERNAL, wildcards.custom_model)
+
+
+def custom_model_files(wildcards):
+    return own.model_inputs(EXTERNAL, wildcards.custom_model)
+
+
+def custom_record_options(wildcards):
+    spec = EXTERNAL["models"][wildcards.custom_model]
+    options = {"pooling": config["activations"]["pooling"]}
+    if spec.get("image_size"):
+        options["image_size"] = spec["image_size"]
+    return options
+
+
+def tables_known_inputs(wildcards):
+    known = tables_known_concepts(wildcards)
+    return [known] if known else []

@@ -1,6 +1,5 @@
 # Your own setting (docs/your_model.md): tables you computed (kind: tables) and your model (family: custom)
 # recorded on your inputs (kind: array), at the usual data/activations and data/concepts paths.
-import neuroneval.external.own as own
 
 
 wildcard_constraints:
@@ -9,62 +8,6 @@ wildcard_constraints:
     tables_source="|".join(own.tables_sources(EXTERNAL)) or "NO_TABLES_SOURCE",
     array_dataset="|".join(own.array_datasets(EXTERNAL)) or "NO_ARRAY_DATASET",
     custom_model="|".join(own.custom_models(EXTERNAL)) or "NO_CUSTOM_MODEL",
-
-
-def tables_activation_file(wildcards):
-    return str(
-        own.table_file(
-            EXTERNAL,
-            wildcards.tables_dataset,
-            "activations",
-            wildcards.tables_model,
-            wildcards.layer,
-        )
-    )
-
-
-def tables_known_concepts(wildcards):
-    spec = EXTERNAL["datasets"][wildcards.tables_dataset]
-    if not spec.get("known_concepts"):
-        return None
-    return str(own.table_file(EXTERNAL, wildcards.tables_dataset, "known_concepts"))
-
-
-def tables_concept_file(wildcards):
-    return str(
-        own.tables_concept_file(
-            EXTERNAL, wildcards.tables_dataset, wildcards.tables_source
-        )
-    )
-
-
-def array_dataset_spec(wildcards):
-    return own.array_spec(EXTERNAL, wildcards.array_dataset)
-
-
-def array_dataset_files(wildcards):
-    return own.dataset_inputs(EXTERNAL, wildcards.array_dataset)
-
-
-def custom_model_spec(wildcards):
-    return own.record_spec(EXTERNAL, wildcards.custom_model)
-
-
-def custom_model_files(wildcards):
-    return own.model_inputs(EXTERNAL, wildcards.custom_model)
-
-
-def custom_record_options(wildcards):
-    spec = EXTERNAL["models"][wildcards.custom_model]
-    options = {"pooling": config["activations"]["pooling"]}
-    if spec.get("image_size"):
-        options["image_size"] = spec["image_size"]
-    return options
-
-
-def tables_known_inputs(wildcards):
-    known = tables_known_concepts(wildcards)
-    return [known] if known else []
 
 
 rule external_tables_activations:
