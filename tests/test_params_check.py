@@ -243,3 +243,17 @@ def test_canonical_config_makes_key_order_invisible_to_repr() -> None:
 def test_canonical_config_keeps_list_order() -> None:
     assert canonical_config({"b": [3, 1, {"z": 1, "a": 2}], "a": 0}) == {"a": 0, "b": [3, 1, {"a": 2, "z": 1}]}
     assert list(canonical_config({"b": [3, 1, {"z": 1, "a": 2}], "a": 0})["b"][2]) == ["a", "z"]
+
+
+@pytest.mark.parametrize("path", [("meta", "settings"), ("sanity", "settings"), ("sanity", "shift", "setting"),
+                                  ("sanity", "ablations", "setting"), ("sanity", "combinations", "meta_settings"),
+                                  ("sanity", "combinations", "settings"), ("explain", "run_settings")])
+def test_every_key_that_names_a_setting_is_checked(path: tuple[str, ...]) -> None:
+    """Each key listing settings (a list, or one name for shift/ablations) names a defined setting: an undefined
+    name is reported by its key path and index."""
+    single = path[-1] == "setting"
+    override: dict = {path[-1]: "cnn_final_gtt" if single else ["cnn_final_gtt"]}
+    for key in reversed(path[:-1]):
+        override = {key: override}
+    key = ".".join(path) + ("" if single else "[0]")
+    assert f"{key}: 'cnn_final_gtt' is not a setting of settings" in problems_of(overlay(PARAMS, override))

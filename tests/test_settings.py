@@ -6,11 +6,9 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from neuroneval.settings import (
     SettingData,
-    check_setting_references,
     ideal_activation_paths,
     setting_truth_pairs,
 )
@@ -48,16 +46,6 @@ def test_iou_truth_respects_candidate_prefixes_and_known_truth_passes_through() 
     assert setting_truth_pairs({"truth": {"method": "iou", "alpha": 0.25, "prefixes": ["parent:"]}},
                                data) == {"u": ["parent:b"]}
     assert setting_truth_pairs({}, data) == {"u": ["parent:b"]}
-
-
-def test_lists_of_settings_must_name_defined_settings() -> None:
-    check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a"]}})
-    with pytest.raises(ValueError, match=r"meta.settings names undefined settings \['b'\]"):
-        check_setting_references({"settings": {"a": {}}, "meta": {"settings": ["a", "b"]}})
-    with pytest.raises(ValueError, match=r"sanity.shift.setting names undefined settings \['c'\]"):
-        check_setting_references({"settings": {"a": {}}, "sanity": {"settings": ["a"], "shift": {"setting": "c"}}})
-    with pytest.raises(ValueError, match=r"sanity.combinations.meta_settings names undefined settings \['d'\]"):
-        check_setting_references({"settings": {"a": {}}, "sanity": {"combinations": {"meta_settings": ["a", "d"]}}})
 
 
 def test_only_the_embedded_text_worlds_next_token_units_have_generative_ideal_tables() -> None:

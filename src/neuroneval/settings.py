@@ -168,46 +168,6 @@ def setting_truth_pairs(setting: Mapping[str, Any], data: SettingData) -> dict[s
     raise ValueError(f"unknown truth method {truth['method']!r} (known | iou)")
 
 
-#: Keys of ``params.yaml`` that name settings (a list or a single name), as paths of nested keys.
-SETTING_REFERENCES = (
-    ("meta", "settings"),
-    ("sanity", "settings"),
-    ("crowd", "settings"),
-    ("sanity", "combinations", "settings"),
-    ("sanity", "combinations", "meta_settings"),
-    ("sanity", "ablations", "setting"),
-    ("sanity", "shift", "setting"),
-    ("cosy", "settings"),
-    ("cosy", "generative", "settings"),
-)
-
-
-def _lookup(config: Mapping[str, Any], path: Sequence[str]) -> Any:
-    """``config[path[0]][path[1]]…``, or None where a level is missing or not a mapping."""
-    value: Any = config
-    for key in path:
-        if not isinstance(value, Mapping) or key not in value:
-            return None
-        value = value[key]
-    return value
-
-
-def check_setting_references(config: Mapping[str, Any]) -> None:
-    """Every setting named in ``params.yaml`` (``meta.settings``, ``sanity.settings``, ``sanity.shift.setting``…,
-    see ``SETTING_REFERENCES``) exists.
-
-    Raises ``ValueError`` naming the key and the unknown setting.
-    """
-    defined = set(config.get("settings", {}))
-    for path in SETTING_REFERENCES:
-        value = _lookup(config, path)
-        names = [value] if isinstance(value, str) else list(value or [])
-        unknown = [name for name in names if name not in defined]
-        if unknown:
-            raise ValueError(f"params.yaml: {'.'.join(path)} names undefined settings {unknown}; "
-                             f"defined: {sorted(defined)}")
-
-
 def truth_frame(unit_concepts: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """Ground truth as the ``unit,concept`` table, one row per known pair, in unit order."""
     rows = [(unit, concept) for unit, concepts in unit_concepts.items() for concept in concepts]

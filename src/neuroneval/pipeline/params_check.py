@@ -32,7 +32,6 @@ from typing import Any
 import yaml
 
 from neuroneval.external import config as externals
-from neuroneval.settings import SETTING_REFERENCES
 
 #: Layers every world classifier has without a module of that name (neuroneval.activations.OUTPUT_LAYERS, and
 #: ``superclass``, the sums of ``softmax`` per parent that ``vision_classifier_activations`` records).
@@ -217,7 +216,25 @@ def _names(value: Any) -> list[tuple[str, Any]]:
     return [(f"[{index}]", name) for index, name in enumerate(value)]
 
 
+#: Keys of ``params.yaml`` that name settings (a list or a single name), as paths of nested keys.
+SETTING_REFERENCES = (
+    ("meta", "settings"),
+    ("sanity", "settings"),
+    ("crowd", "settings"),
+    ("sanity", "combinations", "settings"),
+    ("sanity", "combinations", "meta_settings"),
+    ("sanity", "ablations", "setting"),
+    ("sanity", "shift", "setting"),
+    ("cosy", "settings"),
+    ("cosy", "generative", "settings"),
+    ("explain", "run_settings"),
+    ("explain", "cosy", "settings"),
+    ("explain", "crowd", "settings"),
+)
+
+
 def _lookup(config: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """``config[path[0]][path[1]]…``, or None where a level is missing or not a mapping."""
     value: Any = config
     for key in path:
         if not isinstance(value, Mapping) or key not in value:
@@ -228,10 +245,9 @@ def _lookup(config: Mapping[str, Any], path: Sequence[str]) -> Any:
 
 def _setting_name_problems(config: Mapping[str, Any]) -> list[str]:
     settings = list(config.get("settings") or {})
-    paths = [*SETTING_REFERENCES, ("explain", "run_settings"), ("explain", "cosy", "settings"),
-             ("explain", "crowd", "settings")]
     problems = [_unknown(".".join(path) + suffix, name, "a setting of settings", settings)
-                for path in paths for suffix, name in _names(_lookup(config, path)) if name not in settings]
+                for path in SETTING_REFERENCES for suffix, name in _names(_lookup(config, path))
+                if name not in settings]
     explained = _lookup(config, ("explain", "settings")) or {}
     problems += [_unknown(f"explain.settings.{name}", name, "a setting of settings", settings)
                  for name in explained if name not in settings]
