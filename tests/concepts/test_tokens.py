@@ -95,6 +95,8 @@ def test_rules_and_word_lists_are_read_with_errors_naming_file_concept_and_line(
         token_rules({"a": {"pattern": "("}})
     with pytest.raises(ValueError, match=r"concept 'a': between is \[open, close\]"):
         token_rules({"a": {"between": ['"']}})
+    with pytest.raises(ValueError, match=r"concept 'a': between is a list \[open, close\], got '\(\)'"):
+        token_rules({"a": {"between": "()"}})
     words_file = tmp_path / "names.csv"
     words_file.write_text("token,concept\nAnn,name\nBo,name\nnull,word\n")
     assert read_word_lists(words_file) == [TokenRule("name", words=("Ann", "Bo")), TokenRule("word", words=("null",))]

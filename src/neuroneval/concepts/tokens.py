@@ -172,6 +172,8 @@ def token_rules(mapping: Mapping[str, Any], *, where: str = "rules") -> list[Tok
         if isinstance(words, str) or not all(isinstance(word, str | int | float) for word in words):
             raise ValueError(f"{where}, concept {concept!r}: words is a list of tokens, got {words!r}")
         between = spec.get("between")
+        if between is not None and (isinstance(between, str) or not isinstance(between, Sequence)):
+            raise ValueError(f"{where}, concept {concept!r}: between is a list [open, close], got {between!r}")
         try:
             rules.append(TokenRule(str(concept), words=tuple(str(word) for word in words), pattern=spec.get("pattern"),
                                    between=tuple(str(token) for token in between) if between is not None else None,
