@@ -79,10 +79,11 @@ def expected_rce(curve: pd.DataFrame, *, method: str, n_inputs: float, n_raters:
     return {name: _loglog(x, rows[name].to_numpy(np.float64), float(n_inputs)) for name in ("rce", "ci_low", "ci_high")}
 
 
-def design_for_budget(curve: pd.DataFrame, budget: float, model: CostModel = CostModel(), *, method: str,
+def design_for_budget(curve: pd.DataFrame, budget: float, model: CostModel | None = None, *, method: str,
                       sampling: str | None = None) -> pd.DataFrame:
     """Per measured rater count r: n = ⌊budget / (c · r)⌋ inputs, the dollars spent and the expected RCE; ``best``
     marks the lowest expected RCE (App. A.3's black lines)."""
+    model = CostModel() if model is None else model
     if not budget > 0:
         raise ValueError(f"budget must be > 0 dollars, got {budget!r}")
     rows = []
@@ -100,11 +101,12 @@ def design_for_budget(curve: pd.DataFrame, budget: float, model: CostModel = Cos
     return table
 
 
-def cheapest_design(curve: pd.DataFrame, target_rce: float, model: CostModel = CostModel(), *, method: str,
+def cheapest_design(curve: pd.DataFrame, target_rce: float, model: CostModel | None = None, *, method: str,
                     sampling: str | None = None) -> pd.DataFrame:
     """Per measured rater count: the fewest inputs n (an integer) whose expected RCE is at most ``target_rce``,
     its dollars and expected RCE; NaN when the measured curve does not reach the target. ``cheapest`` marks the
     lowest cost."""
+    model = CostModel() if model is None else model
     if not target_rce > 0:
         raise ValueError(f"target_rce must be > 0, got {target_rce!r}")
     rows = []

@@ -14,6 +14,7 @@ per-rater table shows whether some raters err more.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +169,23 @@ def rater_error_from_gold(design: StudyDesign, ratings: pd.DataFrame, *, ci_leve
         rows.append({"rater": str(rater), "rater_error": wrong / total, "ci_low": float(interval.low),
                      "ci_high": float(interval.high), "wrong": wrong, "gold_ratings": total, "ci_level": ci_level})
     return pd.DataFrame(rows)
+
+
+def truth_as_gold(design: StudyDesign, truth: pd.DataFrame, *, source: str = "truth table") -> StudyDesign:
+    """The design with every sampled input as a gold item whose answer is its ground-truth label (``truth``: a
+    concept table with one binary column per explanation): :func:`rater_error_from_gold` of it is the paper's
+    η = P(r ≠ c_gt) over all ratings (Sec. 4, Setting 2)."""
+    missing = sorted(set(design.samples["explanation"].astype(str)) - set(map(str, truth.columns)))
+    if missing:
+        raise ValueError(f"{source}: no ground-truth column for explanation(s) {missing[:5]}")
+    labels = truth.set_index("input_id")
+    answers = [labels.at[int(i), str(e)] if int(i) in labels.index else np.nan
+               for i, e in zip(design.samples["input_id"], design.samples["explanation"], strict=True)]
+    answers = np.asarray(answers, dtype=np.float64)
+    if not np.isin(answers, (0.0, 1.0)).all():
+        row = int(np.flatnonzero(~np.isin(answers, (0.0, 1.0)))[0])
+        raise ValueError(f"{source}, column {design.samples['explanation'].iloc[row]!r}: input "
+                         f"{int(design.samples['input_id'].iloc[row])} has no binary label")
+    gold = pd.DataFrame({"task": design.samples["task"].astype(str), "input_id": design.samples["input_id"],
+                         "answer": answers.astype(np.int64)})
+    return dataclasses.replace(design, gold=gold)
