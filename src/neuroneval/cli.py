@@ -1,5 +1,5 @@
 """Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | cosy | crowd design |
-crowd ingest``.
+crowd ingest | crowd simulate-ratings | crowd analyze | crowd cost | concepteval ratings``.
 
 Examples
 --------
@@ -59,6 +59,14 @@ FILE.npy --image-ids IDS.npy`` (or ``--image-ids rows`` for row i = input id i) 
 Estimate each pair's correlation from the downloaded ratings, with a 95 % bootstrap interval::
 
     neuroneval crowd ingest --study study/ --ratings ratings_*.csv --out estimates.csv
+
+Analyze collected ratings as paper 001's Setting 2 (RCE against cost, rater error from gold items), price a
+design, and build paper 004's Tables 3 and 4 from human readability ratings (docs/crowd_study.md)::
+
+    neuroneval crowd analyze --study study/ --ratings ratings.csv --activations acts.parquet \
+        --truth labels.parquet --out analysis/
+    neuroneval crowd cost --curve analysis/curve.csv --budget 0.72 --target-rce 0.2
+    neuroneval concepteval ratings --ratings human.csv --measures measures.csv --out tables/
 """
 
 from __future__ import annotations
@@ -161,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     design.add_argument("--tasks-per-batch", type=positive_int, default=20, help="tasks per HTML page (default 20)")
     design.add_argument("--title", default="Concept rating", help="title of the pages")
     design.add_argument("--seed", type=nonnegative_int, default=0)
+    design.add_argument("--gold", metavar="FILE", help="CSV explanation,input_id,answer of known-answer inputs mixed "
+                        "into the tasks, so the ratings estimate the rater error rate ('crowd analyze')")
+    design.add_argument("--gold-per-task", type=positive_int, default=1, help="gold items per task (default 1)")
 
     ingest = crowd_commands.add_parser("ingest", help="estimate each pair's correlation from a ratings CSV")
     ingest.add_argument("--study", required=True, help="study directory written by 'crowd design'")
@@ -177,6 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--ci-level", type=fraction_open, default=0.95, help="coverage of the interval, in (0, 1)")
     ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
     ingest.add_argument("--seed", type=nonnegative_int, default=0)
+
+    from neuroneval.ratings_cli import add_concepteval_parser, add_crowd_rating_parsers
+
+    add_crowd_rating_parsers(crowd_commands)
+    add_concepteval_parser(commands)
 
     from neuroneval.cosy.cli import add_cosy_parser
 
@@ -283,10 +299,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_cosy(arguments)
         elif arguments.command == "record":
             run_record(arguments)
+        elif arguments.command == "concepteval":
+            from neuroneval.ratings_cli import run_concepteval
+
+            run_concepteval(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
-        else:
+        elif arguments.crowd_command == "ingest":
             _crowd_ingest(arguments)
+        else:
+            from neuroneval.ratings_cli import run_crowd_ratings
+
+            run_crowd_ratings(arguments)
     except (io.TableError, ValueError, KeyError, OSError) as error:
         print(f"neuroneval: error: {error}", file=sys.stderr)
         return 2
@@ -452,10 +476,13 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
         prompts_path=arguments.prompts,
         title=arguments.title,
         info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
-              "epsilon": arguments.epsilon, "seed": arguments.seed},
+              "epsilon": arguments.epsilon, "seed": arguments.seed,
+              **({"gold_per_task": arguments.gold_per_task} if arguments.gold else {})},
         options=DesignOptions(n_draws=n_draws, sampling=sampling, epsilon=arguments.epsilon,
                               inputs_per_task=arguments.inputs_per_task, tasks_per_batch=arguments.tasks_per_batch,
                               seed=arguments.seed),
+        gold_path=arguments.gold,
+        gold_per_task=arguments.gold_per_task,
     )
     pages = sum(path.suffix == ".html" for path in written)
     summary = json.loads((Path(arguments.out) / "design.json").read_text())

@@ -27,6 +27,15 @@ def _band(axes, rows: pd.DataFrame, x: str, label: str, index: int) -> None:
                       linewidth=0)
 
 
+def _envelope(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per cost, the measured design (raters × inputs) of lowest RCE among those costing at most as much."""
+    rows = rows.sort_values(["cost", "rce"]).reset_index(drop=True)
+    best = rows["rce"].cummin()
+    chosen = [int(rows.index[(rows["rce"] == value) & (rows.index <= position)][0]) for position, value in
+              enumerate(best)]
+    return rows.loc[chosen].assign(dollars=rows["dollars"].to_numpy()).drop_duplicates("dollars", keep="last")
+
+
 @styled
 def plot_setting2(curve: pd.DataFrame, path: str | Path, *, price_per_rating: float, sampling_method: str,
                   aggregation_sampling: str, raters_method: str) -> Path:
@@ -34,7 +43,8 @@ def plot_setting2(curve: pd.DataFrame, path: str | Path, *, price_per_rating: fl
 
     (a) Fig. 2b: RCE against inputs per pair, one line per study (sampling), aggregated with ``sampling_method``
     at the fewest raters measured. (b) Fig. 3b: RCE against dollars per pair (cost × ``price_per_rating``) for
-    every aggregation method of the ``aggregation_sampling`` study at its best rater count per cost. (c) Fig. 4:
+    every aggregation method of the ``aggregation_sampling`` study, at each cost the best measured design (rater
+    count and inputs) costing at most that much (App. A.3: the best raters for a budget). (c) Fig. 4:
     ``raters_method``'s RCE against dollars, one line per rater count. Returns the written path.
     """
     figure, (left, middle, right) = subplots(1, 3, height=4.4)
@@ -45,13 +55,12 @@ def plot_setting2(curve: pd.DataFrame, path: str | Path, *, price_per_rating: fl
     left.set(xlabel="inputs per pair", title=f"(a) sampling ({_LABELS.get(sampling_method, sampling_method)}, "
                                              f"{fewest} rater{'s' if fewest > 1 else ''})")
     study = curve[curve["sampling"] == aggregation_sampling].assign(dollars=lambda t: t["cost"] * price_per_rating)
-    best = study[study["best"]]
-    for index, (method, rows) in enumerate(best.groupby("method", sort=False)):
-        _band(middle, rows, "dollars", _LABELS.get(method, method), index)
-    middle.set(xlabel="dollars per pair", title="(b) aggregation, best raters per cost")
+    for index, (method, rows) in enumerate(study.groupby("method", sort=False)):
+        _band(middle, _envelope(rows), "dollars", _LABELS.get(method, method), index)
+    middle.set(xlabel="dollars per pair", title="(b) aggregation, best design within each cost")
     for index, (n_raters, rows) in enumerate(study[study["method"] == raters_method].groupby("n_raters")):
         _band(right, rows, "dollars", f"{n_raters} rater{'s' if n_raters > 1 else ''} per input", index)
-    right.set(xlabel="dollars per pair", title=f"(c) {_LABELS.get(raters_method, raters_method)} by raters")
+    right.set(xlabel="dollars per pair", title=f"(c) {_LABELS.get(raters_method, raters_method)}")
     for axes in (left, middle, right):
         axes.set(xscale="log", yscale="log", ylabel="relative correlation error (RCE)")
         axes.grid(True, which="major")
