@@ -32,22 +32,32 @@ def _name_list(text: str) -> tuple[str, ...]:
     return names
 
 
+def _rater_error(text: str) -> float:
+    from neuroneval.cli import _number
+
+    return float(_number(text, integer=False, low=0, high=0.5, high_open=True))
+
+
 def _prices(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--price-per-task", type=float, default=0.06, help="dollars per task (paper: 0.06)")
-    parser.add_argument("--inputs-per-task", type=int, default=15, help="inputs per task (paper: 15)")
+    from neuroneval.cli import positive_float, positive_int
+
+    parser.add_argument("--price-per-task", type=positive_float, default=0.06, help="dollars per task (paper: 0.06)")
+    parser.add_argument("--inputs-per-task", type=positive_int, default=15, help="inputs per task (paper: 15)")
 
 
 def add_crowd_rating_parsers(crowd_commands: argparse._SubParsersAction) -> None:
     """Add ``simulate-ratings``, ``analyze`` and ``cost`` to the ``crowd`` subcommands."""
+    from neuroneval.cli import nonnegative_int, positive_float, positive_int
+
     simulate = crowd_commands.add_parser(
         "simulate-ratings", help="ratings of a study by simulated raters with a known error rate (ingest format)")
     simulate.add_argument("--study", required=True, help="study directory written by 'crowd design'")
     simulate.add_argument("--truth", required=True, help="concept table of ground-truth 0/1 labels (Parquet) whose "
                           "columns include every explanation of the study")
-    simulate.add_argument("--raters", type=int, default=9, help="raters per task (paper's Setting 2: 9)")
-    simulate.add_argument("--rater-error", type=float, default=0.13, help="probability eta that a rater flips a "
-                          "label (paper: 0.13)")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--raters", type=positive_int, default=9, help="raters per task (paper's Setting 2: 9)")
+    simulate.add_argument("--rater-error", type=_rater_error, default=0.13, help="probability eta in [0, 0.5) "
+                          "that a rater flips a label (paper: 0.13)")
+    simulate.add_argument("--seed", type=nonnegative_int, default=0)
     simulate.add_argument("--out", required=True, help="ratings CSV to write (task,input,rater,label)")
 
     analyze = crowd_commands.add_parser(
@@ -62,9 +72,10 @@ def add_crowd_rating_parsers(crowd_commands: argparse._SubParsersAction) -> None
     analyze.add_argument("--sizes", type=_int_list, default=(10, 20, 45, 90), help="inputs per subset (draws)")
     analyze.add_argument("--raters", type=_int_list, default=(1, 2, 3), help="raters per input of a subset")
     analyze.add_argument("--methods", type=_name_list, default=_AGGREGATIONS, help="aggregation methods")
-    analyze.add_argument("--trials", type=int, default=200, help="random subsets per point (paper: 1000)")
-    analyze.add_argument("--rater-error", type=float, default=0.13, help="eta assumed by the Bayes methods")
-    analyze.add_argument("--seed", type=int, default=0)
+    analyze.add_argument("--trials", type=positive_int, default=200, help="random subsets per point (paper: 1000)")
+    analyze.add_argument("--rater-error", type=_rater_error, default=0.13,
+                         help="eta in [0, 0.5) assumed by the Bayes methods")
+    analyze.add_argument("--seed", type=nonnegative_int, default=0)
     _prices(analyze)
     analyze.add_argument("--out", required=True, help="output directory (curve.csv, pair_errors.csv, "
                          "rater_error.csv, setting2.png)")
@@ -73,13 +84,13 @@ def add_crowd_rating_parsers(crowd_commands: argparse._SubParsersAction) -> None
         "cost", help="dollars of a design; with --curve its expected RCE, a budget's best design, the cheapest design "
                      "for a target RCE")
     _prices(cost)
-    cost.add_argument("--inputs", type=int, default=90, help="inputs per pair (paper: 90)")
-    cost.add_argument("--raters", type=int, default=2, help="raters per input (paper: 2)")
+    cost.add_argument("--inputs", type=positive_int, default=90, help="inputs per pair (paper: 90)")
+    cost.add_argument("--raters", type=positive_int, default=2, help="raters per input (paper: 2)")
     cost.add_argument("--curve", help="curve.csv of 'crowd analyze' (or any table with its columns)")
     cost.add_argument("--method", choices=_AGGREGATIONS, default="bayes_pseudo", help="aggregation method")
     cost.add_argument("--sampling", help="which study's curve (default: the only one, else pseudo)")
-    cost.add_argument("--budget", type=float, help="dollars per pair to spend on the best rater count")
-    cost.add_argument("--target-rce", type=float, help="RCE to reach at the lowest cost")
+    cost.add_argument("--budget", type=positive_float, help="dollars per pair to spend on the best rater count")
+    cost.add_argument("--target-rce", type=positive_float, help="RCE to reach at the lowest cost")
     cost.add_argument("--out", help="CSV to write the answers to (default: print only)")
 
 
@@ -147,6 +158,8 @@ def _cost(arguments: argparse.Namespace, model) -> None:
 
 def add_concepteval_parser(commands: argparse._SubParsersAction) -> None:
     """Add ``concepteval ratings``: paper 004's Tables 3 and 4 from a human-ratings file."""
+    from neuroneval.cli import nonnegative_int, positive_int
+
     concepteval = commands.add_parser("concepteval", help="paper 004 from your files: human readability ratings")
     subcommands = concepteval.add_subparsers(dest="concepteval_command", required=True)
     ratings = subcommands.add_parser("ratings", help="Table 3 (inter-rater Kendall tau) and Table 4 (concurrent "
@@ -156,10 +169,11 @@ def add_concepteval_parser(commands: argparse._SubParsersAction) -> None:
                          "measures.csv; filter it with --run and --model)")
     ratings.add_argument("--run", help="keep the rows of this run of --measures (its run column)")
     ratings.add_argument("--model", help="keep the rows of this model of --measures (its model column)")
-    ratings.add_argument("--levels", type=int, default=5, help="points of the rating scale (paper: 1 to 5)")
+    ratings.add_argument("--levels", type=positive_int, default=5, help="points of the rating scale (paper: 1 to 5)")
     ratings.add_argument("--tau-variant", choices=["a", "b"], default="b", help="Kendall tau a (Eq. 15) or b (scipy)")
-    ratings.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over concepts (0: none)")
-    ratings.add_argument("--seed", type=int, default=0)
+    ratings.add_argument("--n-boot", type=nonnegative_int, default=1000,
+                         help="bootstrap resamples over concepts (0: none)")
+    ratings.add_argument("--seed", type=nonnegative_int, default=0)
     ratings.add_argument("--out", required=True, help="output directory (table3_inter_rater.csv, "
                          "table4_validity.csv)")
 
