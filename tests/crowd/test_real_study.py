@@ -230,3 +230,28 @@ def test_budget_and_cheapest_design(curve):
     assert below["rce"] > target
     assert one["dollars"] == pytest.approx(model.cost(one["n_inputs"], 1))
     assert cheapest["cheapest"].sum() == 1
+
+
+def test_gold_items_are_shown_with_the_users_media(bed, tmp_path):
+    """A gold input is an input like any other on the page: the user's media must hold it, and the page shows it."""
+    from neuroneval.input_media import read_text_table
+
+    design = design_study(bed["activations"], bed["pairs"].iloc[:1], pseudo_labels=bed["pseudo"], n_draws=20, seed=0)
+    explanation = bed["pairs"]["explanation"].iloc[0]
+    answers = pd.DataFrame({"explanation": explanation, "input_id": [3999, 3998], "answer": [1, 0]})
+    with_gold = insert_gold_items(design, answers, per_task=1, seed=0)
+    texts = tmp_path / "texts.csv"
+    pd.DataFrame({"input_id": bed["activations"]["input_id"],
+                  "text": [f"snippet number {i}" for i in bed["activations"]["input_id"]]}).to_csv(texts, index=False)
+    write_study(with_gold, tmp_path / "study", media=read_text_table(texts))
+    page = (tmp_path / "study" / "batch_000.html").read_text()
+    for input_id in with_gold.gold["input_id"]:
+        assert f"snippet number {input_id}" in page
+    shown = with_gold.tasks.filter(like="input_").stack().dropna().astype(int)
+    assert set(with_gold.gold["input_id"]) <= set(shown)
+    positions = with_gold.samples.set_index("input_id")["position"]
+    first_task = with_gold.tasks.iloc[0]
+    for slot in range(int(first_task["n_inputs"])):
+        input_id = int(first_task[f"input_{slot + 1}"])
+        if input_id in positions.index:
+            assert positions[input_id] == slot  # samples.position follows the shuffled task
