@@ -1,5 +1,5 @@
 """Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | concepts tokens | cosy |
-crowd design | crowd ingest``.
+crowd design | crowd ingest | crowd simulate-ratings | crowd analyze | crowd cost | concepteval ratings``.
 
 Examples
 --------
@@ -65,6 +65,14 @@ FILE.npy --image-ids IDS.npy`` (or ``--image-ids rows`` for row i = input id i) 
 Estimate each pair's correlation from the downloaded ratings, with a 95 % bootstrap interval::
 
     neuroneval crowd ingest --study study/ --ratings ratings_*.csv --out estimates.csv
+
+Analyze collected ratings as paper 001's Setting 2 (RCE against cost, rater error from gold items), price a
+design, and build paper 004's Tables 3 and 4 from human readability ratings (docs/crowd_study.md)::
+
+    neuroneval crowd analyze --study study/ --ratings ratings.csv --activations acts.parquet \
+        --truth labels.parquet --out analysis/
+    neuroneval crowd cost --curve analysis/curve.csv --budget 0.72 --target-rce 0.2
+    neuroneval concepteval ratings --ratings human.csv --measures measures.csv --out tables/
 """
 
 from __future__ import annotations
@@ -78,6 +86,15 @@ from pathlib import Path
 import pandas as pd
 
 from neuroneval import __version__, io
+from neuroneval.cli_flags import (
+    finite_float,
+    fraction_below_one,
+    fraction_open,
+    fraction_up_to_one,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 from neuroneval.metrics.validation import TIES
 from neuroneval.record_cli import add_record_parser, run_record
 
@@ -171,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     design.add_argument("--tasks-per-batch", type=positive_int, default=20, help="tasks per HTML page (default 20)")
     design.add_argument("--title", default="Concept rating", help="title of the pages")
     design.add_argument("--seed", type=nonnegative_int, default=0)
+    design.add_argument("--gold", metavar="FILE", help="CSV explanation,input_id,answer of known-answer inputs mixed "
+                        "into the tasks, so the ratings estimate the rater error rate ('crowd analyze')")
+    design.add_argument("--gold-per-task", type=positive_int, default=1, help="gold items per task (default 1)")
 
     ingest = crowd_commands.add_parser("ingest", help="estimate each pair's correlation from a ratings CSV")
     ingest.add_argument("--study", required=True, help="study directory written by 'crowd design'")
@@ -187,6 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--ci-level", type=fraction_open, default=0.95, help="coverage of the interval, in (0, 1)")
     ingest.add_argument("--allow-missing", action="store_true", help="drop shown inputs nobody rated")
     ingest.add_argument("--seed", type=nonnegative_int, default=0)
+
+    from neuroneval.ratings_cli import add_concepteval_parser, add_crowd_rating_parsers
+
+    add_crowd_rating_parsers(crowd_commands)
+    add_concepteval_parser(commands)
 
     from neuroneval.cosy.cli import add_cosy_parser
 
@@ -206,69 +231,6 @@ def memory_budget(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected 'auto', 'unbounded' or bytes such as 536870912, 512M or 2G; "
                                          f"got {text!r}")
     return int(number) * _UNITS[unit]
-
-
-def _number(text: str, *, integer: bool, low: float | None = None, high: float | None = None,
-            low_open: bool = False, high_open: bool = False) -> int | float:
-    """``text`` read as an int (``integer``) or a finite float within the bounds, else ``ArgumentTypeError``
-    saying what was expected; argparse prefixes the flag (``argument --n-boot: must be an integer >= 1, got '0'``)."""
-    import math
-
-    if integer:
-        kind = "an integer"
-    else:
-        kind = "a number" if low is not None and high is not None else "a finite number"
-    if low is not None and high is not None:
-        expected = f"{kind} in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-    elif low is not None:
-        expected = f"{kind} {'>' if low_open else '>='} {low:g}"
-    else:
-        expected = kind
-    try:
-        value: int | float = int(text) if integer else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}") from None
-    inside = math.isfinite(value) and not (
-        low is not None and (value <= low if low_open else value < low)) and not (
-        high is not None and (value >= high if high_open else value > high))
-    if not inside:
-        raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An integer flag >= 1 (``--n-boot``, ``--budget``, ``--raters``, ``--inputs-per-task`` …)."""
-    return int(_number(text, integer=True, low=1))
-
-
-def nonnegative_int(text: str) -> int:
-    """An integer flag >= 0 (``--seed``)."""
-    return int(_number(text, integer=True, low=0))
-
-
-def finite_float(text: str) -> float:
-    """A finite number (``--lam``)."""
-    return float(_number(text, integer=False))
-
-
-def positive_float(text: str) -> float:
-    """A finite number > 0 (``--epsilon``)."""
-    return float(_number(text, integer=False, low=0, low_open=True))
-
-
-def fraction_open(text: str) -> float:
-    """A number in (0, 1) (``--ci-level``, ``--uniform-prior``)."""
-    return float(_number(text, integer=False, low=0, high=1, low_open=True, high_open=True))
-
-
-def fraction_up_to_one(text: str) -> float:
-    """A number in (0, 1] (``--alpha``)."""
-    return float(_number(text, integer=False, low=0, high=1, low_open=True))
-
-
-def fraction_below_one(text: str) -> float:
-    """A number in [0, 1) (``--rater-error``)."""
-    return float(_number(text, integer=False, low=0, high=1, high_open=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -297,10 +259,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             from neuroneval.concepts_cli import run_concepts
 
             run_concepts(arguments)
+        elif arguments.command == "concepteval":
+            from neuroneval.ratings_cli import run_concepteval
+
+            run_concepteval(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
-        else:
+        elif arguments.crowd_command == "ingest":
             _crowd_ingest(arguments)
+        else:
+            from neuroneval.ratings_cli import run_crowd_ratings
+
+            run_crowd_ratings(arguments)
     except (io.TableError, ValueError, KeyError, OSError) as error:
         print(f"neuroneval: error: {error}", file=sys.stderr)
         return 2
@@ -466,10 +436,13 @@ def _crowd_design(arguments: argparse.Namespace) -> None:
         prompts_path=arguments.prompts,
         title=arguments.title,
         info={"budget": arguments.budget, "raters_per_input": arguments.raters, "sampling": sampling,
-              "epsilon": arguments.epsilon, "seed": arguments.seed},
+              "epsilon": arguments.epsilon, "seed": arguments.seed,
+              **({"gold_per_task": arguments.gold_per_task} if arguments.gold else {})},
         options=DesignOptions(n_draws=n_draws, sampling=sampling, epsilon=arguments.epsilon,
                               inputs_per_task=arguments.inputs_per_task, tasks_per_batch=arguments.tasks_per_batch,
                               seed=arguments.seed),
+        gold_path=arguments.gold,
+        gold_per_task=arguments.gold_per_task,
     )
     pages = sum(path.suffix == ".html" for path in written)
     summary = json.loads((Path(arguments.out) / "design.json").read_text())

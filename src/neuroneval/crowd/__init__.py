@@ -13,7 +13,10 @@
   into tasks), :mod:`~neuroneval.crowd.task_pages` (the HTML pages, showing the user's media by input id,
   :mod:`neuroneval.input_media`), :mod:`~neuroneval.crowd.prompts` (rater-facing wording, formula priors),
   :mod:`~neuroneval.crowd.study_folder` (the study folder and its file-level entry point),
-  :mod:`~neuroneval.crowd.ingest` (ratings to estimates).
+  :mod:`~neuroneval.crowd.ingest` (ratings to estimates), :mod:`~neuroneval.crowd.gold` (gold items and the rater
+  error rate η), :mod:`~neuroneval.crowd.real_study` (Setting 2: RCE against cost from collected ratings),
+  :mod:`~neuroneval.crowd.cost_model` (dollars and expected RCE of a design), :mod:`~neuroneval.crowd.setting2_files`
+  (their file-level entry points; imported on use, not re-exported here).
 - :mod:`~neuroneval.figures.crowd`: figures of the two curves (re-exported here).
 """
 

@@ -45,11 +45,13 @@ SAMPLE_COLUMNS = (
 
 @dataclass(frozen=True)
 class StudyDesign:
-    """A designed study: the pairs, the sampled inputs (one row per distinct input) and the tasks."""
+    """A designed study: the pairs, the sampled inputs (one row per distinct input) and the tasks; ``gold`` (task,
+    input_id, answer) lists the known-answer inputs mixed into the tasks (:mod:`neuroneval.crowd.gold`), if any."""
 
     pairs: pd.DataFrame
     samples: pd.DataFrame
     tasks: pd.DataFrame
+    gold: pd.DataFrame | None = None
 
 
 def _pair_seed(seed: int, unit: str, explanation: str) -> list[int]:

@@ -3,7 +3,8 @@
 A ratings file is a CSV with columns ``task,input,rater,label`` (what the study pages download). Reading
 validates every row against the study design and raises :class:`RatingsError` naming the file, the line and
 the column of the first problem: missing columns, empty cells, an unknown task, an input that the task did
-not show, a duplicate (task, input, rater), a label other than 0/1.
+not show (a gold item of :mod:`neuroneval.crowd.gold` counts as shown), a duplicate (task, input, rater), a
+label other than 0/1.
 
 Estimation, per (unit, explanation) pair: the ratings of each shown input are counted (α positives of m),
 aggregated (:mod:`neuroneval.crowd.aggregation`, Bayes with the pseudo-label prior by default, the paper's
@@ -79,6 +80,8 @@ def read_ratings(paths: str | Path | Sequence[str | Path], design: StudyDesign) 
     if not files:
         raise RatingsError("no ratings files given")
     shown = {(str(t), int(i)) for t, i in zip(design.samples["task"], design.samples["input_id"], strict=True)}
+    if design.gold is not None:
+        shown |= {(str(t), int(i)) for t, i in zip(design.gold["task"], design.gold["input_id"], strict=True)}
     tasks = {t for t, _ in shown}
     records: list[tuple[str, int, str, int, str, int]] = []
     seen: dict[tuple[str, int, str], str] = {}

@@ -8,6 +8,8 @@ A study directory (:func:`write_study`) holds:
   task, batch, position. Everything the estimator needs later, so ingestion needs no other table;
 - ``tasks.csv``: one row per task for a crowdsourcing platform: task, batch, explanation, n_inputs,
   input_1 … input_15 (input ids; empty cells in a short last task);
+- ``gold.csv`` (only with gold items, :mod:`neuroneval.crowd.gold`): task, input_id, answer of the known-answer
+  inputs mixed into the tasks;
 - ``batch_<b>.html``: one self-contained page per batch (no external resources; images embedded as
   ``data:`` URIs) where a rater enters a rater id, ticks inputs and presses "Download answers", which saves
   ``ratings.csv`` with columns task,input,rater,label (label 1 = ticked, 0 = not ticked).
@@ -46,7 +48,7 @@ def check_study_folder(directory: str | Path) -> None:
     """
     import re
 
-    study_files = ("pairs.csv", "samples.csv", "tasks.csv", "design.json")  # and batch_<b>.html pages
+    study_files = ("pairs.csv", "samples.csv", "tasks.csv", "gold.csv", "design.json")  # and batch_<b>.html pages
     target = Path(directory)
     if not target.exists() and not target.is_symlink():
         return
@@ -105,13 +107,18 @@ def write_study(
     target = Path(directory)
     check_study_folder(target)
     if isinstance(media, InputMedia):
-        media = media.lookup(design.samples["input_id"])
+        shown = design.samples["input_id"] if design.gold is None else pd.concat(
+            [design.samples["input_id"], design.gold["input_id"]], ignore_index=True).drop_duplicates()
+        media = media.lookup(shown)
     staging = staging_directory(target)
     try:
         names = ["pairs.csv", "samples.csv", "tasks.csv"]
         write_csv(staging / "pairs.csv", design.pairs)
         write_csv(staging / "samples.csv", design.samples, float_format="%.17g")
         write_csv(staging / "tasks.csv", design.tasks)
+        if design.gold is not None:
+            write_csv(staging / "gold.csv", design.gold)
+            names.append("gold.csv")
         for batch, batch_tasks in design.tasks.groupby("batch", sort=True):
             name = f"batch_{int(batch):03d}.html"
             page = render_batch_html(batch_tasks, media=media, title=title, prompts=prompts)
@@ -181,7 +188,12 @@ def read_design(directory: str | Path) -> StudyDesign:
     missing = set(SAMPLE_COLUMNS) - set(samples.columns)
     if missing:
         raise ValueError(f"{source / 'samples.csv'} is missing column(s) {sorted(missing)}")
-    return StudyDesign(pairs=pairs, samples=check_samples(samples, source / "samples.csv"), tasks=tasks)
+    gold = None
+    if (source / "gold.csv").exists():
+        from neuroneval.crowd.gold import read_study_gold
+
+        gold = read_study_gold(source / "gold.csv")
+    return StudyDesign(pairs=pairs, samples=check_samples(samples, source / "samples.csv"), tasks=tasks, gold=gold)
 
 
 def _is_formula_over(explanation: str, concepts: set[str]) -> bool:
@@ -265,6 +277,8 @@ def design_study_files(
     title: str = "Concept rating",
     info: Mapping[str, object] | None = None,
     options: DesignOptions | None = None,
+    gold_path: str | Path | None = None,
+    gold_per_task: int = 1,
 ) -> list[Path]:
     """File-level :func:`~neuroneval.crowd.design.design_study` + :func:`write_study` (``neuroneval crowd design``).
 
@@ -293,6 +307,10 @@ def design_study_files(
     options
         How :func:`~neuroneval.crowd.design.design_study` draws and lays out the study (n_draws, sampling,
         epsilon, inputs_per_task, tasks_per_batch, seed); default: its defaults.
+    gold_path, gold_per_task
+        CSV ``explanation,input_id,answer`` of known-answer inputs (:func:`~neuroneval.crowd.gold.read_gold_answers`);
+        ``gold_per_task`` of them are mixed into each task of their explanation
+        (:func:`~neuroneval.crowd.gold.insert_gold_items`), so ratings estimate η.
 
     Returns
     -------
@@ -325,4 +343,9 @@ def design_study_files(
     design = design_study(activations, pairs, pseudo_labels=pseudo, n_draws=options.n_draws,
                           sampling=options.sampling, epsilon=options.epsilon, inputs_per_task=options.inputs_per_task,
                           tasks_per_batch=options.tasks_per_batch, seed=options.seed)
+    if gold_path is not None:
+        from neuroneval.crowd.gold import insert_gold_items, read_gold_answers
+
+        answers = read_gold_answers(gold_path, input_ids=activations["input_id"])
+        design = insert_gold_items(design, answers, per_task=gold_per_task, seed=options.seed, source=str(gold_path))
     return write_study(design, directory, media=media, title=title, info=info, prompts=prompts)
