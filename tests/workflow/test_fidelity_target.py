@@ -8,7 +8,7 @@ import pandas as pd
 import yaml
 
 from neuroneval.fidelity import COLUMNS, VERDICTS, render_markdown
-from neuroneval.fidelity.paper import TABLE3
+from neuroneval.published import TABLE3
 
 #: Claim groups every report has, by (paper, table prefix).
 GROUPS = [("000", "Table F."), ("000", "Table 4"), ("000", "Table 3"), ("000", "Table C.1"), ("000", "Table C.4"),
