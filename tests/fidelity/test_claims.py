@@ -9,7 +9,6 @@ import pytest
 from neuroneval import published
 from neuroneval.fidelity import COLUMNS, claims_frame, render_markdown
 from neuroneval.fidelity import claims as fc
-from neuroneval.fidelity.claims import paper_001
 
 
 def _table3(overrides: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
@@ -100,13 +99,6 @@ def test_table4_claims_report_whether_gaps_exceed_the_bootstrap_noise() -> None:
     assert far.verdict == "differs" and "1 of them beyond the bootstrap noise" in far.reason
 
 
-@pytest.mark.parametrize(("low", "high", "claimed", "expected"), [
-    (31.0, 56.0, 30.0, True), (2.1, 4.9, 5.0, True), (1.1, 2.0, 5.0, False), (61.0, 90.0, 30.0, False)])
-def test_a_factor_holds_when_its_interval_meets_half_to_twice_the_claim(low, high, claimed, expected) -> None:
-    row = pd.Series({"factor": (low + high) / 2, "ci_low": low, "ci_high": high})
-    assert paper_001._meets(row, claimed) is expected
-
-
 def test_crowd_claims_explain_an_embedded_factor_by_its_rarity() -> None:
     rarity = pd.DataFrame({"rarity": [0.01, 0.001] * 2, "baseline": ["uniform"] * 2 + ["majority"] * 2,
                            "method": ["pseudo"] * 2 + ["bayes_pseudo"] * 2, "factor": [5.0, 40.0, 3.0, 3.0],
@@ -156,17 +148,22 @@ def test_reference_cells_judge_deterministic_cells_by_z_and_random_cells_by_the_
 
 
 def _claim(**fields: str) -> fc.Claim:
-    return fc.Claim(**{"paper": "000", "table": "t", "claim": "c", "paper_value": "1", "our_value": "2",
-                       "verdict": "holds", "reason": "", "source": "y"} | fields)
+    return fc.Claim(**{"paper": "000", "table": "t", "claim": "c", "paper_value": "1", "paper_source": "printed table",
+                       "our_value": "2", "verdict": "holds", "reason": "", "source": "y"} | fields)
 
 
 def test_markdown_has_every_row_and_escapes_pipes() -> None:
     table = claims_frame([_claim(paper="000", table="Table 3", claim="a | b", verdict="holds", source="x"),
-                          _claim(paper="001", table="Fig. 2", claim="c", verdict="differs", reason="because")])
+                          _claim(paper="001", table="Fig. 2", claim="c", verdict="differs", reason="because"),
+                          _claim(paper="001", claim="d", verdict="within_noise", reason="interval",
+                                 paper_source="authors' code output"),
+                          _claim(paper="001", claim="e", verdict="not_testable", reason="not built")])
     assert list(table.columns) == list(COLUMNS)
     text = render_markdown(table)
-    assert "a \\| b" in text and "**1 hold, 1 differ, 0 not testable** of 2 claims" in text
-    assert text.count("\n| ") == 2 * 2  # per paper: its header row and its one claim
+    assert "a \\| b" in text and "**1 hold, 1 within noise, 1 differ, 1 not testable** of 4 claims" in text
+    assert text.count("\n| ") == 2 + 4  # a header row per paper and one row per claim
+    assert "| paper's source |" in text and "| authors' code output |" in text
+    assert "**within noise**" in text and "**not testable**" in text
     with pytest.raises(ValueError, match="verdict"):
         _claim(verdict="maybe")
     with pytest.raises(TypeError):
@@ -270,7 +267,7 @@ def test_crowd_agreement_claims_hold_when_the_interval_is_above_zero() -> None:
                               "n_methods": 5, "n_units": 30, "tau": [0.8, 0.4, 0.1], "ci_low": [0.2, -0.2, -0.5],
                               "ci_high": [1.0, 0.8, 0.6]})
     uniform, pseudo = fc.crowd_agreement_claims(agreement)
-    assert (uniform.verdict, pseudo.verdict) == ("holds", "differs") and "reaches 0" in pseudo.reason
+    assert (uniform.verdict, pseudo.verdict) == ("holds", "within_noise") and "contains 0" in pseudo.reason
     # the paper's τ from its typed-in tables, by counting pairs: Table 1 (mean of both models) vs Table 3
     names = list(published.EXPLAIN_CROWD_AVERAGE)
     first = np.array([published.EXPLAIN_TABLE1[name].mean for name in names])

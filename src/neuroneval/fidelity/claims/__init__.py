@@ -5,7 +5,7 @@ paper (paper 000 in two: its ranking and its sanity tests); :mod:`~neuroneval.fi
 row, the verdicts and their rules. The papers' numbers come from :mod:`neuroneval.published`.
 """
 
-from neuroneval.fidelity.claims.common import COLUMNS, VERDICT_RULES, VERDICTS, Claim, claims_frame
+from neuroneval.fidelity.claims.common import COLUMNS, PAPER_SOURCES, VERDICT_RULES, VERDICTS, Claim, claims_frame
 from neuroneval.fidelity.claims.paper_000_ranking import setting_claims, shift_claims, table4_claims
 from neuroneval.fidelity.claims.paper_000_sanity import (
     closed_form_claims,
@@ -27,6 +27,7 @@ from neuroneval.fidelity.claims.paper_004 import concepteval_claims
 __all__ = [
     "COLUMNS",
     "EXPLAIN_BASELINES",
+    "PAPER_SOURCES",
     "VERDICTS",
     "VERDICT_RULES",
     "Claim",
