@@ -253,6 +253,8 @@ def _method_claims(model: str, methods: pd.DataFrame, source: str) -> list[Claim
     table = indexed["mean"]
     measures = list(dict.fromkeys(methods["measure"]))
     claims = []
+    if not measures:  # no method table for this model: no claim, as when a family is missing
+        return claims
     for better, worse, paper_value in (("sae", "neuron", "SAE above neuron on every measure"),
                                        ("probe", "sae", "TCAV above SAE on every measure"),
                                        ("probe", "random", "TCAV best of the compared methods")):
