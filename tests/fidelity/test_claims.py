@@ -6,15 +6,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neuroneval.fidelity import COLUMNS, claims_frame, paper, render_markdown
+from neuroneval import published
+from neuroneval.fidelity import COLUMNS, claims_frame, render_markdown
 from neuroneval.fidelity import claims as fc
 
 
 def _table3(overrides: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
     rows = []
-    for metric, (em, tm, ee, te, _passes) in paper.TABLE3.items():
-        row = {"metric": metric, "ties": "average", "experimental_missing": em, "theoretical_missing": tm,
-               "experimental_extra": ee, "theoretical_extra": te}
+    for metric, printed in published.TABLE3.items():
+        row = {"metric": metric, "ties": "average", "experimental_missing": printed.experimental_missing,
+               "theoretical_missing": printed.theoretical_missing, "experimental_extra": printed.experimental_extra,
+               "theoretical_extra": printed.theoretical_extra}
         row.update((overrides or {}).get(metric, {}))
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -32,7 +34,7 @@ def _experimental(metric: str, values: dict[str, float], alpha: float = float("n
 def test_table3_with_the_papers_numbers_holds_everywhere() -> None:
     claims = fc.table3_claims(_table3(), _experimental("cosine", {"a": 1.0}))
     assert {c.verdict for c in claims} == {"holds"}
-    assert len(claims) == len(paper.TABLE3) + 1
+    assert len(claims) == len(published.TABLE3) + 1
 
 
 def test_a_metric_that_fails_here_names_the_settings_that_fail() -> None:
@@ -97,12 +99,6 @@ def test_table4_claims_report_whether_gaps_exceed_the_bootstrap_noise() -> None:
     assert far.verdict == "differs" and "1 of them beyond the bootstrap noise" in far.reason
 
 
-@pytest.mark.parametrize(("low", "high", "claimed", "expected"), [
-    (31.0, 56.0, 30.0, True), (2.1, 4.9, 5.0, True), (1.1, 2.0, 5.0, False), (61.0, 90.0, 30.0, False)])
-def test_a_factor_holds_when_its_interval_meets_half_to_twice_the_claim(low, high, claimed, expected) -> None:
-    assert fc._meets(pd.Series({"factor": (low + high) / 2, "ci_low": low, "ci_high": high}), claimed) is expected
-
-
 def test_crowd_claims_explain_an_embedded_factor_by_its_rarity() -> None:
     rarity = pd.DataFrame({"rarity": [0.01, 0.001] * 2, "baseline": ["uniform"] * 2 + ["majority"] * 2,
                            "method": ["pseudo"] * 2 + ["bayes_pseudo"] * 2, "factor": [5.0, 40.0, 3.0, 3.0],
@@ -151,15 +147,27 @@ def test_reference_cells_judge_deterministic_cells_by_z_and_random_cells_by_the_
     assert c1.verdict == "holds" and c2.verdict == "holds"
 
 
+def _claim(**fields: str) -> fc.Claim:
+    return fc.Claim(**{"paper": "000", "table": "t", "claim": "c", "paper_value": "1", "paper_source": "printed table",
+                       "our_value": "2", "verdict": "holds", "reason": "", "source": "y"} | fields)
+
+
 def test_markdown_has_every_row_and_escapes_pipes() -> None:
-    table = claims_frame([fc.Claim("000", "Table 3", "a | b", "1", "2", "holds", "", "x"),
-                          fc.Claim("001", "Fig. 2", "c", "3", "4", "differs", "because", "y")])
+    table = claims_frame([_claim(paper="000", table="Table 3", claim="a | b", verdict="holds", source="x"),
+                          _claim(paper="001", table="Fig. 2", claim="c", verdict="differs", reason="because"),
+                          _claim(paper="001", claim="d", verdict="within_noise", reason="interval",
+                                 paper_source="authors' code output"),
+                          _claim(paper="001", claim="e", verdict="not_testable", reason="not built")])
     assert list(table.columns) == list(COLUMNS)
     text = render_markdown(table)
-    assert "a \\| b" in text and "**1 hold, 1 differ, 0 not testable** of 2 claims" in text
-    assert text.count("\n| ") == 2 * 2  # per paper: its header row and its one claim
+    assert "a \\| b" in text and "**1 hold, 1 within noise, 1 differ, 1 not testable** of 4 claims" in text
+    assert text.count("\n| ") == 2 + 4  # a header row per paper and one row per claim
+    assert "| paper's source |" in text and "| authors' code output |" in text
+    assert "**within noise**" in text and "**not testable**" in text
     with pytest.raises(ValueError, match="verdict"):
-        fc.Claim("000", "t", "c", "p", "o", "maybe", "", "s")
+        _claim(verdict="maybe")
+    with pytest.raises(TypeError):
+        fc.Claim("000", "t", "c", "p", "o", "holds", "", "s")  # keywords only
 
 
 def test_a_rank_metric_that_differs_reports_the_other_tie_mode() -> None:
@@ -259,11 +267,11 @@ def test_crowd_agreement_claims_hold_when_the_interval_is_above_zero() -> None:
                               "n_methods": 5, "n_units": 30, "tau": [0.8, 0.4, 0.1], "ci_low": [0.2, -0.2, -0.5],
                               "ci_high": [1.0, 0.8, 0.6]})
     uniform, pseudo = fc.crowd_agreement_claims(agreement)
-    assert (uniform.verdict, pseudo.verdict) == ("holds", "differs") and "reaches 0" in pseudo.reason
+    assert (uniform.verdict, pseudo.verdict) == ("holds", "within_noise") and "contains 0" in pseudo.reason
     # the paper's τ from its typed-in tables, by counting pairs: Table 1 (mean of both models) vs Table 3
-    names = list(paper.EXPLAIN_CROWD_AVERAGE)
-    first = np.array([np.mean(paper.EXPLAIN_TABLE1[name]) for name in names])
-    second = np.array([paper.EXPLAIN_CROWD_AVERAGE[name] for name in names])
+    names = list(published.EXPLAIN_CROWD_AVERAGE)
+    first = np.array([published.EXPLAIN_TABLE1[name].mean for name in names])
+    second = np.array([published.EXPLAIN_CROWD_AVERAGE[name] for name in names])
     pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
     tau = np.mean([np.sign(first[i] - first[j]) * np.sign(second[i] - second[j]) for i, j in pairs])
     assert f"τ = {tau:.2f}" in uniform.paper_value

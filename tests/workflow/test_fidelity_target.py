@@ -8,7 +8,8 @@ import pandas as pd
 import yaml
 
 from neuroneval.fidelity import COLUMNS, VERDICTS, render_markdown
-from neuroneval.fidelity.paper import TABLE3
+from neuroneval.fidelity.claims import PAPER_SOURCES
+from neuroneval.published import TABLE3
 
 #: Claim groups every report has, by (paper, table prefix).
 GROUPS = [("000", "Table F."), ("000", "Table 4"), ("000", "Table 3"), ("000", "Table C.1"), ("000", "Table C.4"),
@@ -29,7 +30,10 @@ def test_report_has_the_contract_columns_valid_verdicts_and_every_claim_group(bu
         assert ((report["paper"] == code) & report["table"].str.startswith(prefix)).any(), (code, prefix)
     table3_rows = report[(report["paper"] == "000") & (report["table"] == "Table 3")]
     assert len(table3_rows) == len(TABLE3) + 1
-    assert (report.loc[report["verdict"] == "differs", "reason"] != "").all()
+    assert (report.loc[report["verdict"] != "holds", "reason"] != "").all()
+    assert set(report["paper_source"]) <= set(PAPER_SOURCES)
+    reference_rows = report[report["table"].str.contains("reference mode")]
+    assert len(reference_rows) == 4 and (reference_rows["paper_source"] == "authors' code output").all()
 
 
 def test_every_table4_setting_with_a_paper_counterpart_has_a_row(built_workspace: Path) -> None:

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
+from neuroneval.figures.world_preview import contact_sheet
 from neuroneval.worlds import build_vision_world, load_vision_world, save_vision_world
-from neuroneval.worlds.preview import contact_sheet
 
 
 def test_save_load_round_trip(tmp_path):

@@ -34,11 +34,11 @@ from neuroneval.explain.explanation import (
     parse,
     parse_frame,
 )
-from neuroneval.fidelity.paper import TABLE3
 from neuroneval.metrics import MetricOptions, get_spec, score_pairs
+from neuroneval.published import TABLE3_PASSING
 
 #: Metrics that pass both sanity tests in paper 000 (Table 3's pass mark): F1, IoU, correlation, cosine, AUPRC.
-SANITY_PASSING_METRICS: tuple[str, ...] = tuple(metric for metric, row in TABLE3.items() if row[-1])
+SANITY_PASSING_METRICS: tuple[str, ...] = TABLE3_PASSING
 
 
 class UnknownConceptError(KeyError):

@@ -1,8 +1,7 @@
 """Fidelity report: the papers' claims that the embedded default can test, beside our measured values.
 
-- :mod:`~neuroneval.fidelity.paper`: the published numbers, typed in from the seed text with their tables.
-- :mod:`~neuroneval.fidelity.claims`: one builder per group of claims, each returning verdicts with measured
-  reasons.
+- :mod:`~neuroneval.fidelity.claims`: one module per paper, one builder per group of claims, each returning
+  verdicts with measured reasons; the published numbers they compare with are :mod:`neuroneval.published`.
 - :mod:`~neuroneval.fidelity.report`: reads the build's result files, assembles ``results/fidelity.csv`` and
   renders ``results/fidelity.md``.
 """

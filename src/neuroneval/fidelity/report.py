@@ -1,7 +1,8 @@
 """Assemble the fidelity report from the build's result files and render it as Markdown.
 
 ``results/fidelity.csv`` has the columns of :data:`neuroneval.fidelity.claims.COLUMNS`; ``results/fidelity.md``
-is rendered from it (never edited by hand): the verdict rules, a count of verdicts, then one table per paper.
+is rendered from it (never edited by hand): the verdict rules, a count of verdicts, then one table per paper whose
+rows say where the paper's value comes from (printed table, paper text, authors' code output).
 """
 
 from __future__ import annotations
@@ -157,16 +158,17 @@ def render_markdown(table: pd.DataFrame) -> str:
         "",
         *(f"- {rule}" for rule in claim_builders.VERDICT_RULES),
         "",
-        f"**{int(counts.get('holds', 0))} hold, {int(counts.get('differs', 0))} differ, "
-        f"{int(counts.get('not_testable', 0))} not testable** of {len(table)} claims.",
+        f"**{int(counts.get('holds', 0))} hold, {int(counts.get('within_noise', 0))} within noise, "
+        f"{int(counts.get('differs', 0))} differ, {int(counts.get('not_testable', 0))} not testable** of "
+        f"{len(table)} claims.",
     ]
     for code, rows in table.groupby("paper", sort=False):
         lines += [
             "",
             f"## Paper {code}: {PAPER_TITLES.get(str(code), '')}",
             "",
-            "| table | claim | paper | ours | verdict | measured reason | source |",
-            "|---|---|---|---|---|---|---|",
+            "| table | claim | paper | paper's source | ours | verdict | measured reason | source |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in rows.itertuples(index=False):
             lines.append(
@@ -177,8 +179,9 @@ def render_markdown(table: pd.DataFrame) -> str:
                         row.table,
                         row.claim,
                         row.paper_value,
+                        row.paper_source,
                         row.our_value,
-                        f"**{row.verdict}**",
+                        f"**{str(row.verdict).replace('_', ' ')}**",
                         row.reason or "—",
                         row.source,
                     )

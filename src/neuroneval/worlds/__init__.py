@@ -2,7 +2,7 @@
 
 The vision world (:mod:`neuroneval.worlds.vision`) renders images with known objects, attributes, per-pixel
 masks, a class hierarchy and captions; :mod:`~neuroneval.worlds.render` draws them,
-:mod:`~neuroneval.worlds.vision_concepts` says what they mean, :mod:`~neuroneval.worlds.preview` shows them.
+:mod:`~neuroneval.worlds.vision_concepts` says what they mean, :mod:`neuroneval.figures.world_preview` shows them.
 """
 
 from neuroneval.worlds.vision import (

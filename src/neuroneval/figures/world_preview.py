@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neuroneval.figures.style import savefig
 from neuroneval.worlds.vision import VisionWorld
 
 
@@ -56,6 +57,4 @@ def contact_sheet(
         title = world.class_names[world.class_index[position]].removeprefix("class:").replace("_", "\n", 1)
         axis.set_title(title, fontsize=6)
     figure.tight_layout()
-    from neuroneval.figures.style import savefig
-
     return savefig(figure, path, dpi=110)
