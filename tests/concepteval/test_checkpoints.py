@@ -23,18 +23,18 @@ from neuroneval.concepteval import (
     site_activations,
     split_lm,
 )
-from neuroneval.concepteval.faithfulness import MEASURES
-from neuroneval.concepteval.lm_split import transformer_blocks
-from neuroneval.external.text_datasets import read_documents, special_token_ids, token_stream, tokenizer_vocabulary
-from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
-from neuroneval.models.loaders import load_model
-from neuroneval.pipeline.concepteval_steps import (
+from neuroneval.concepteval.benchmark import (
     build_families,
     cut_windows,
     deal_windows,
     readability_measures,
     run_measures,
 )
+from neuroneval.concepteval.faithfulness import MEASURES
+from neuroneval.concepteval.lm_split import transformer_blocks
+from neuroneval.external.text_datasets import read_documents, special_token_ids, token_stream, tokenizer_vocabulary
+from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
+from neuroneval.models.loaders import load_model
 
 WORDS = ["the", "a", "cat", "dog", "bird", "sat", "ran", "flew", "on", "under", "mat", "tree", "roof", "big", "small"]
 VOCABULARY = [EOS_TOKEN, UNK_TOKEN, *WORDS]
@@ -136,8 +136,8 @@ def test_the_steps_run_on_an_external_checkpoint_and_corpus(tmp_path: Path, corp
 
     import pandas as pd
 
+    from neuroneval.concepteval.protocol import RUNS
     from neuroneval.pipeline.concepteval_steps import (
-        RUNS,
         concepteval_concepts,
         concepteval_hidden,
         concepteval_measures,

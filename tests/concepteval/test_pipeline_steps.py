@@ -13,27 +13,24 @@ import yaml
 from sklearn.metrics import roc_auc_score
 
 from neuroneval.concepteval import MEASURES, BootstrapOptions, LinearConcept, ReluConcept
-from neuroneval.models.lm import build_lm, save_lm
-from neuroneval.pipeline.concepteval_steps import (
-    FAMILIES,
-    RUNS,
-    SUBSET_ALL,
+from neuroneval.concepteval.benchmark import (
     alignment_auc,
     build_families,
+    cut_windows,
+    deal_windows,
+    planted_labels,
+    readability_measures,
+)
+from neuroneval.concepteval.protocol import FAMILIES, RUNS, SUBSET_ALL, family_of
+from neuroneval.concepteval.sources import load_concepts, save_concepts
+from neuroneval.concepteval.tables import patterns_markdown, reliability_table
+from neuroneval.models.lm import build_lm, save_lm
+from neuroneval.pipeline.concepteval_steps import (
     concepteval_concepts,
     concepteval_hidden,
     concepteval_measures,
     concepteval_sae,
     concepteval_tables,
-    cut_windows,
-    deal_windows,
-    family_of,
-    load_concepts,
-    patterns_markdown,
-    planted_labels,
-    readability_measures,
-    reliability_table,
-    save_concepts,
 )
 from neuroneval.worlds.text import build_text_world, save_text_world
 from neuroneval.worlds.text_grammar import SLOT_INDEX
@@ -267,3 +264,30 @@ def test_sim_corr_explains_on_even_windows_and_scores_on_odd_ones(steps_run: Pat
     ours = run[(run["subset"] == SUBSET_ALL) & (run["measure"] == "SIM-Corr")].set_index("concept")["value"]
     assert len(ours) == len(concepts) and ours.between(-1, 1).all()
     np.testing.assert_allclose(ours.reindex(expected.index).to_numpy(), expected.to_numpy(), atol=1e-5)  # CSV digits
+
+
+def test_the_step_module_is_glue_and_options_are_typed() -> None:
+    """Issue 35: the step module reads, calls one library function, writes (≤ 300 lines, no other step module, no
+    private library name); the options it passes are parsed once and name an unknown key."""
+    import ast
+
+    from neuroneval.concepteval.benchmark import MeasureOptions, WindowOptions
+    from neuroneval.concepteval.tables import TableOptions
+    from neuroneval.options import OptionsError
+
+    path = ROOT / "src/neuroneval/pipeline/concepteval_steps.py"
+    assert len(path.read_text().splitlines()) <= 300
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("neuroneval"):
+            assert not node.module.endswith("_steps"), node.module
+            assert not any(alias.name.startswith("_") for alias in node.names), node.module
+    options = MeasureOptions.from_params({"layer": 0, "site": "mlp", "subsets": 3, "faithfulness": {},
+                                          "readability": {"window": 16}, "patterns": {"top_k": 5}})
+    assert options.readability.window == 16 and options.patterns.top_k == 5 and options.site == "mlp"
+    with pytest.raises(OptionsError, match="unknown option 'windw'"):
+        MeasureOptions.from_params({"readability": {"windw": 16}})
+    with pytest.raises(OptionsError, match="site must be one of"):
+        MeasureOptions.from_params({"site": "attn"})
+    with pytest.raises(OptionsError, match="subsets must lie in"):
+        WindowOptions.from_params({"subsets": 1})
+    assert TableOptions.from_params({"comparison": ["ABL-Div"]}).comparison == ("ABL-Div",)

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from neuroneval.pipeline.concepteval_steps import CRITERIA, FAMILIES, RUNS, readability_measures
+from neuroneval.concepteval.benchmark import readability_measures
+from neuroneval.concepteval.protocol import CRITERIA, FAMILIES, RUNS
 
 OUTPUTS = ("measures.csv", "reliability.csv", "reliability.png", "inter_rater.csv", "validity.csv", "mtmm.csv",
            "mtmm.png", "methods.csv", "methods.png", "patterns.md")

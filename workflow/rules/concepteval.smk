@@ -1,4 +1,4 @@
-from neuroneval.pipeline.concepteval_steps import RUNS
+from neuroneval.concepteval.protocol import RUNS
 
 
 wildcard_constraints:
