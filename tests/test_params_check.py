@@ -243,3 +243,12 @@ def test_canonical_config_makes_key_order_invisible_to_repr() -> None:
 def test_canonical_config_keeps_list_order() -> None:
     assert canonical_config({"b": [3, 1, {"z": 1, "a": 2}], "a": 0}) == {"a": 0, "b": [3, 1, {"a": 2, "z": 1}]}
     assert list(canonical_config({"b": [3, 1, {"z": 1, "a": 2}], "a": 0})["b"][2]) == ["a", "z"]
+
+
+def test_the_paper_family_set_needs_its_families() -> None:
+    """``concepteval.family_set: paper`` builds neurons and SAE features: the schema asks for both blocks."""
+    config = copy.deepcopy(PARAMS)
+    del config["concepteval"]["families"]["sae"]
+    assert "'sae' is a required property" in problems_of(config)
+    config["concepteval"]["family_set"] = "all"
+    check_params(config, schema_path=SCHEMA)  # `all` builds whichever families are set

@@ -115,7 +115,7 @@ def test_every_measure_runs_on_a_checkpoint_and_a_corpus_file(checkpoint, corpus
         readability_options=ReadabilityOptions(window=16), simulation_options=SimulationOptions(top_k=10, n_tokens=2),
         vocabulary=vocabulary)
     whole = scores[scores["subset"] == "all"]
-    names = [*MEASURES, *readability_measures()]
+    names = [*MEASURES, *readability_measures(ReadabilityOptions().cooccurrence_sides)]
     assert sorted(set(whole["measure"])) == sorted(names)
     assert len(whole) == len(concepts) * len(names)
     faithful = whole[whole["measure"].isin(MEASURES)]["value"]
@@ -168,7 +168,7 @@ def test_the_steps_run_on_an_external_checkpoint_and_corpus(tmp_path: Path, corp
     concepteval_concepts(SimpleNamespace(
         input=SimpleNamespace(hidden=str(data / "hidden.npz"), sae=""),
         output=SimpleNamespace(concepts=str(data / "concepts.npz"), card=str(data / "concepts.csv")),
-        params=SimpleNamespace(families=families), **common))
+        params=SimpleNamespace(families=families, family_set="all"), **common))
     for run in RUNS:
         concepteval_measures(SimpleNamespace(
             input=SimpleNamespace(**sources, hidden=str(data / "hidden.npz"), concepts=str(data / "concepts.npz")),

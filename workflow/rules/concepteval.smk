@@ -65,6 +65,7 @@ rule concepteval_concepts:
     params:
         step=step_version("concepteval_concepts"),
         families=CONCEPTEVAL.get("families"),
+        family_set=CONCEPTEVAL.get("family_set"),
     script:
         "../scripts/step.py"
 

@@ -15,6 +15,8 @@ Names load on first use (PEP 562), so importing a submodule for a constant (``pr
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 #: Public name -> the module that defines it (loaded on first access).
@@ -81,6 +83,23 @@ LAZY_NAMES = {
 }
 
 __all__ = sorted(LAZY_NAMES)
+#: Functions named like the module that defines them (``readability.readability``): the package attribute is the
+#: function, as an eager ``from .readability import readability`` would leave it.
+FUNCTIONS_NAMED_LIKE_THEIR_MODULE = frozenset(name for name, module in LAZY_NAMES.items()
+                                              if module.rpartition(".")[2] == name)
+
+
+class _Package(types.ModuleType):
+    """The package module: when the import system binds a loaded submodule as an attribute of the package, a
+    function of the same name (:data:`FUNCTIONS_NAMED_LIKE_THEIR_MODULE`) takes its place."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FUNCTIONS_NAMED_LIKE_THEIR_MODULE and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -23,21 +23,45 @@ from neuroneval.concepteval.concepts import (
     random_concepts,
 )
 from neuroneval.concepteval.faithfulness import FaithfulnessOptions, aggregate, position_differences
-from neuroneval.concepteval.lm_split import SITES, concept_activation_function, site_activations, split_lm
+from neuroneval.concepteval.lm_split import (
+    SITES,
+    concept_activation_function,
+    site_activations,
+    split_lm,
+    transformer_blocks,
+)
 from neuroneval.concepteval.patterns import PatternOptions, input_patterns, output_patterns
 from neuroneval.concepteval.probes import ProbeOptions, fit_probes
-from neuroneval.concepteval.protocol import FAMILIES, PLANTED, READABILITY_SIDES, RUNS, SUBSET_ALL, family_of
-from neuroneval.concepteval.readability import SIMILARITIES, CooccurrenceCorpus, ReadabilityOptions, readability
+from neuroneval.concepteval.protocol import (
+    FAMILIES,
+    MIDDLE_LAYER,
+    PLANTED,
+    READABILITY_SIDES,
+    RETEST_MODES,
+    RUNS,
+    SUBSET_ALL,
+    family_of,
+    studied_families,
+)
+from neuroneval.concepteval.readability import (
+    EMBEDDING_SIMILARITIES,
+    SIMILARITIES,
+    CooccurrenceCorpus,
+    ReadabilityOptions,
+    readability,
+)
 from neuroneval.concepteval.sae import sae_concepts
 from neuroneval.concepteval.simulation import SIMULATION_MEASURE, SimulationOptions, simulation_readability
 from neuroneval.concepteval.sources import TokenSource, concept_kind
 from neuroneval.options import Options, check_choice, check_range
 
 
-def readability_measures() -> list[str]:
-    """IN-/OUT- × UCI, UMass, EmbDist, EmbCos (the names :func:`neuroneval.concepteval.readability` gives), then the
-    simulation-based ``SIM-Corr`` (:func:`neuroneval.concepteval.simulation_readability`)."""
-    return [*(f"{side}-{name}" for side in READABILITY_SIDES for name in SIMILARITIES), SIMULATION_MEASURE]
+def readability_measures(cooccurrence_sides: Sequence[str] = READABILITY_SIDES) -> list[str]:
+    """IN-/OUT- × UCI, UMass, EmbDist, EmbCos (the names :func:`neuroneval.concepteval.readability` gives; UCI and
+    UMass on ``cooccurrence_sides`` only, ``ReadabilityOptions.cooccurrence_sides``), then the simulation-based
+    ``SIM-Corr`` (:func:`neuroneval.concepteval.simulation_readability`). The default lists every measure."""
+    return [*(f"{side}-{name}" for side in READABILITY_SIDES for name in SIMILARITIES
+              if name in EMBEDDING_SIMILARITIES or side in cooccurrence_sides), SIMULATION_MEASURE]
 
 
 # ---------------------------------------------------------------- windows and planted truth
@@ -49,22 +73,30 @@ def cut_windows(n_tokens: int, length: int) -> np.ndarray:
     return np.arange(n_tokens // length, dtype=np.int64) * length
 
 
-def deal_windows(n_windows: int, *, fit: int, run: int, seed: int, run_seeds: Sequence[int]) -> dict[str, np.ndarray]:
+def deal_windows(n_windows: int, *, fit: int, run: int, seed: int, run_seeds: Sequence[int],
+                 retest: str = "same_data") -> dict[str, np.ndarray]:
     """Window indices of the fitting part and of each run (:data:`RUNS`): the first ``fit`` of a seeded shuffle
-    fit the families; each run then draws ``run`` windows with its own seed from those left, the retest from
-    those the test left, so the parts are disjoint. Indices come back sorted."""
+    fit the families; the test run then draws ``run`` windows with its seed from those left. With ``retest`` =
+    ``same_data`` (paper 004 Sec. 4.1) the retest run reads the test run's windows; with ``new_data`` it draws its
+    own ``run`` windows with its seed from those the test left, so the parts are disjoint. Indices come back
+    sorted."""
+    if retest not in RETEST_MODES:
+        raise ValueError(f"concepteval.windows.retest must be one of {list(RETEST_MODES)}, got {retest!r}")
     if len(run_seeds) != len(RUNS):
         raise ValueError(f"concepteval.runs: need exactly {len(RUNS)} seeds (test, retest), got {list(run_seeds)}")
-    needed = fit + len(RUNS) * run
+    drawn = 1 if retest == "same_data" else len(RUNS)
+    needed = fit + drawn * run
     if needed > n_windows:
-        raise ValueError(f"concepteval.windows: fit + 2·run = {needed} windows, the split has {n_windows}")
+        raise ValueError(f"concepteval.windows: fit + {drawn}·run = {needed} windows, the split has {n_windows}")
     order = np.random.default_rng(seed).permutation(n_windows)
     parts = {"fit": np.sort(order[:fit])}
     pool = order[fit:]
-    for name, run_seed in zip(RUNS, run_seeds, strict=True):
+    for name, run_seed in zip(RUNS[:drawn], run_seeds, strict=False):
         chosen = np.random.default_rng(run_seed).choice(pool.size, size=run, replace=False)
         parts[name] = np.sort(pool[chosen])
         pool = np.delete(pool, chosen)
+    if retest == "same_data":
+        parts[RUNS[1]] = parts[RUNS[0]].copy()
     return parts
 
 
@@ -127,8 +159,10 @@ def planted_alignment(names: Sequence[str], auc: np.ndarray, label_names: Sequen
 # ---------------------------------------------------------------- concept families
 
 def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence[str], families: Mapping[str, Any],
-                   sae: Any | None = None) -> tuple[list[Any], pd.DataFrame]:
-    """The concept families of ``families`` (``concepteval.families``) on fitting hidden states (n, m).
+                   sae: Any | None = None, *, family_set: str = "all") -> tuple[list[Any], pd.DataFrame]:
+    """The concept families of ``families`` (``concepteval.families``) that ``family_set`` builds
+    (:data:`~neuroneval.concepteval.protocol.FAMILY_SETS`: ``paper`` = neurons and SAE features, ``all``) on
+    fitting hidden states (n, m).
 
     Neurons and SAE features are ``count`` sampled with ``seed`` (SAE: among features that fire on the fitting
     states); probes are fitted to the planted labels; PCA and k-means give ``count`` directions; the floor is
@@ -136,10 +170,10 @@ def build_families(hidden: np.ndarray, labels: np.ndarray, label_names: Sequence
     ``None`` is left out. Returns the concepts and a card
     ``concept, family, kind, positives, holdout_balanced_accuracy``.
     """
-
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise ValueError(f"concepteval.families: unknown families {unknown}; known: {list(FAMILIES)}")
+    families = studied_families(dict(families), family_set)
     width = hidden.shape[1]
     concepts: list[Any] = []
     probe_card = pd.DataFrame(columns=["concept", "positives", "holdout_balanced_accuracy"])
@@ -272,27 +306,39 @@ def pattern_table(patterns: Mapping[str, np.ndarray], names: Sequence[str], voca
 @dataclass(frozen=True)
 class WindowOptions(Options):
     """How the windows of the token stream are dealt out (``concepteval.windows``, :func:`deal_windows`): the
-    shuffle's ``seed``, ``fit`` windows for the families, ``run`` windows per run, and the J ``subsets`` each
-    run is cut into for Cronbach's α (Eq. 14)."""
+    shuffle's ``seed``, ``fit`` windows for the families, ``run`` windows per run, the J ``subsets`` each run is
+    cut into for Cronbach's α (Eq. 14), and where the ``retest`` run's data comes from (:data:`RETEST_MODES`)."""
 
     seed: int = 0
     fit: int = 128
     run: int = 64
     subsets: int = 4
+    retest: str = "same_data"
 
     def validate(self) -> None:
         for name in ("seed", "fit", "run"):
             check_range(self, name, 0, integer=True)
         check_range(self, "subsets", 2, integer=True)
+        check_choice(self, "retest", RETEST_MODES)
+
+
+def studied_layer(model: Any, layer: int | str) -> int:
+    """The block index that ``concepteval.layer`` names: an integer as given, ``middle`` (:data:`MIDDLE_LAYER`)
+    n_blocks // 2 — block 3 of Pythia-70M's 6, as paper 004 (Sec. 5.1); block 0 of a 1-block LM."""
+    if layer == MIDDLE_LAYER:
+        return len(transformer_blocks(model)) // 2
+    if isinstance(layer, bool) or not isinstance(layer, int | np.integer):
+        raise ValueError(f"concepteval.layer must be an integer or {MIDDLE_LAYER!r}, got {layer!r}")
+    return int(layer)
 
 
 def hidden_parts(source: TokenSource, *, window_length: int | None, windows: WindowOptions, run_seeds: Sequence[int],
-                 planted: Sequence[str], layer: int, site: str) -> dict[str, np.ndarray]:
+                 planted: Sequence[str], layer: int | str, site: str) -> dict[str, np.ndarray]:
     """The token stream cut into windows of ``window_length`` tokens (``None``: the source's context length) and
     dealt out (:func:`deal_windows`): per part (``fit``, ``test``, ``retest``) its token windows
     ``<part>_windows`` (W, L) and the planted labels of their tokens ``<part>_labels`` (W·L, T; T = 0 for a user's
     corpus), the ``label_names``, and the hidden states ``fit_hidden`` (W·L, m) of the fitting windows at block
-    ``layer``'s ``site``."""
+    ``layer``'s ``site`` (:func:`studied_layer`)."""
 
     length = int(window_length or source.context_length)
     if source.planted is None and planted:
@@ -300,7 +346,7 @@ def hidden_parts(source: TokenSource, *, window_length: int | None, windows: Win
                          "leave the probe family out")
     starts = cut_windows(source.token_ids.size, length)
     parts = deal_windows(starts.size, fit=windows.fit, run=windows.run, seed=windows.seed,
-                         run_seeds=[int(seed) for seed in run_seeds])
+                         run_seeds=[int(seed) for seed in run_seeds], retest=windows.retest)
     arrays: dict[str, np.ndarray] = {}
     label_names: list[str] = []
     for name, indices in parts.items():
@@ -314,7 +360,8 @@ def hidden_parts(source: TokenSource, *, window_length: int | None, windows: Win
                                                  planted or ())
         arrays[f"{name}_labels"] = labels
     arrays["label_names"] = np.array(label_names, dtype=str)
-    hidden = site_activations(source.model, arrays["fit_windows"], layer=layer, site=site)
+    hidden = site_activations(source.model, arrays["fit_windows"], layer=studied_layer(source.model, layer),
+                              site=site)
     arrays["fit_hidden"] = hidden.float().numpy().reshape(-1, hidden.shape[-1])
     print({name: int(indices.size) for name, indices in parts.items()}, "windows of", length, "tokens; hidden",
           arrays["fit_hidden"].shape, "planted", label_names)
@@ -328,8 +375,8 @@ class MeasureOptions(Options):
     patterns (the replacement and excluded tokens come from the :class:`TokenSource`), readability and
     simulation."""
 
-    layer: int = 0
-    site: str = "resid"
+    layer: int | str = MIDDLE_LAYER
+    site: str = "mlp"
     subsets: int = 4
     faithfulness: FaithfulnessOptions = field(default_factory=FaithfulnessOptions)
     patterns: PatternOptions = field(default_factory=PatternOptions)
@@ -337,7 +384,8 @@ class MeasureOptions(Options):
     simulation: SimulationOptions = field(default_factory=SimulationOptions)
 
     def validate(self) -> None:
-        check_range(self, "layer", integer=True)
+        if self.layer != MIDDLE_LAYER:
+            check_range(self, "layer", integer=True)
         check_choice(self, "site", SITES)
         check_range(self, "subsets", 2, integer=True)
 
@@ -360,14 +408,15 @@ def measure_run(source: TokenSource, windows: np.ndarray, labels: np.ndarray, la
                                             window=options.readability.window)
     pattern_options = replace(options.patterns, replacement_id=source.replacement_id,
                               exclude_ids=source.exclude_ids)
-    scores, patterns = run_measures(model, windows, concepts, layer=options.layer, site=options.site,
+    layer = studied_layer(model, options.layer)
+    scores, patterns = run_measures(model, windows, concepts, layer=layer, site=options.site,
                                     subsets=options.subsets, corpus=corpus,
                                     faithfulness_options=options.faithfulness, pattern_options=pattern_options,
                                     readability_options=options.readability,
                                     simulation_options=options.simulation, vocabulary=source.vocabulary,
                                     chat=chat_backend(options.simulation))
     names = [concept.name for concept in concepts]
-    hidden = site_activations(model, windows, layer=options.layer, site=options.site).double()
+    hidden = site_activations(model, windows, layer=layer, site=options.site).double()
     activations = activate_all(hidden, concepts).numpy().reshape(-1, len(concepts))
     truth = planted_alignment(names, alignment_auc(activations, labels), label_names)
     return scores, pattern_table(patterns, names, source.vocabulary), truth

@@ -241,7 +241,9 @@ def benchmark_tables(measures: pd.DataFrame, truths: Mapping[tuple[str, str], pd
     measurement = options.measurement
     bootstrap: BootstrapOptions = measurement.bootstrap
     raters = options.raters
-    names = list(dict.fromkeys([*options.faithfulness_measures, *readability_measures()]))
+    present = set(measures["measure"])
+    names = list(dict.fromkeys([*options.faithfulness_measures,
+                                *(name for name in readability_measures() if name in present)]))
     reliability, validity, rater_tables, mtmm_tables, methods, matrices = [], [], [], [], [], {}
     for model in dict.fromkeys(measures["model"]):
         part = measures[measures["model"] == model]

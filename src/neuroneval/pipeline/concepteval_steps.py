@@ -47,7 +47,7 @@ def concepteval_hidden(job: StepIO) -> None:
 
     arrays = hidden_parts(_token_source(job), window_length=job.params.window_length,
                           windows=WindowOptions.from_params(job.params.windows), run_seeds=job.params.runs,
-                          planted=job.params.planted or (), layer=int(job.params.layer), site=job.params.site)
+                          planted=job.params.planted or (), layer=job.params.layer, site=job.params.site)
     save_npz(job.output.hidden, arrays)
 
 
@@ -72,9 +72,9 @@ def concepteval_concepts(job: StepIO) -> None:
     with np.load(job.input.hidden) as data:
         hidden = data["fit_hidden"].astype(np.float64)
         labels, label_names = data["fit_labels"], [str(name) for name in data["label_names"]]
-    families = job.params.families
+    families, family_set = job.params.families, job.params.family_set or "all"
     sae = load_sae(job.input.sae) if "sae" in families else None
-    concepts, card = build_families(hidden, labels, label_names, families, sae)
+    concepts, card = build_families(hidden, labels, label_names, families, sae, family_set=family_set)
     save_concepts(job.output.concepts, concepts)
     io.write_csv(job.output.card, card)
     print(card.groupby("family", sort=False).size().to_dict())
