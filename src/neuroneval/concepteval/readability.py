@@ -17,8 +17,8 @@ public code pairs every token with a copy of itself: its ``itc.py`` filters the 
 index, which adds an axis, and its one-token branch then ``np.repeat``s the flattened pattern, so every token
 enters twice and P(x, x) = P(x) inflates IN-UCI/IN-UMass; it also averages UMass over all ordered pairs i ≠ j
 and counts P(x) by substring matching — docs/concepteval.md lists every difference.) Pairs that involve a token
-absent from the corpus have no UCI/UMass (division by P = 0) and are skipped; a pattern with no scorable pair gets NaN. All
-concepts are scored at once: one sparse product gives the co-occurrence counts of every token that appears in
+absent from the corpus have no UCI/UMass (division by P = 0) and are skipped; a pattern with no scorable pair gets
+NaN. All concepts are scored at once: one sparse product gives the co-occurrence counts of every token that appears in
 any pattern.
 """
 
