@@ -257,3 +257,12 @@ def test_every_key_that_names_a_setting_is_checked(path: tuple[str, ...]) -> Non
         override = {key: override}
     key = ".".join(path) + ("" if single else "[0]")
     assert f"{key}: 'cnn_final_gtt' is not a setting of settings" in problems_of(overlay(PARAMS, override))
+
+
+def test_the_paper_family_set_needs_its_families() -> None:
+    """``concepteval.family_set: paper`` builds neurons and SAE features: the schema asks for both blocks."""
+    config = copy.deepcopy(PARAMS)
+    del config["concepteval"]["families"]["sae"]
+    assert "'sae' is a required property" in problems_of(config)
+    config["concepteval"]["family_set"] = "all"
+    check_params(config, schema_path=SCHEMA)  # `all` builds whichever families are set

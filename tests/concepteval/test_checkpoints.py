@@ -23,18 +23,18 @@ from neuroneval.concepteval import (
     site_activations,
     split_lm,
 )
-from neuroneval.concepteval.faithfulness import MEASURES
-from neuroneval.concepteval.lm_split import transformer_blocks
-from neuroneval.external.text_datasets import read_documents, special_token_ids, token_stream, tokenizer_vocabulary
-from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
-from neuroneval.models.loaders import load_model
-from neuroneval.pipeline.concepteval_steps import (
+from neuroneval.concepteval.benchmark import (
     build_families,
     cut_windows,
     deal_windows,
     readability_measures,
     run_measures,
 )
+from neuroneval.concepteval.faithfulness import MEASURES
+from neuroneval.concepteval.lm_split import transformer_blocks
+from neuroneval.external.text_datasets import read_documents, special_token_ids, token_stream, tokenizer_vocabulary
+from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
+from neuroneval.models.loaders import load_model
 
 WORDS = ["the", "a", "cat", "dog", "bird", "sat", "ran", "flew", "on", "under", "mat", "tree", "roof", "big", "small"]
 VOCABULARY = [EOS_TOKEN, UNK_TOKEN, *WORDS]
@@ -115,7 +115,7 @@ def test_every_measure_runs_on_a_checkpoint_and_a_corpus_file(checkpoint, corpus
         readability_options=ReadabilityOptions(window=16), simulation_options=SimulationOptions(top_k=10, n_tokens=2),
         vocabulary=vocabulary)
     whole = scores[scores["subset"] == "all"]
-    names = [*MEASURES, *readability_measures()]
+    names = [*MEASURES, *readability_measures(ReadabilityOptions().cooccurrence_sides)]
     assert sorted(set(whole["measure"])) == sorted(names)
     assert len(whole) == len(concepts) * len(names)
     faithful = whole[whole["measure"].isin(MEASURES)]["value"]
@@ -136,8 +136,8 @@ def test_the_steps_run_on_an_external_checkpoint_and_corpus(tmp_path: Path, corp
 
     import pandas as pd
 
+    from neuroneval.concepteval.protocol import RUNS
     from neuroneval.pipeline.concepteval_steps import (
-        RUNS,
         concepteval_concepts,
         concepteval_hidden,
         concepteval_measures,
@@ -168,7 +168,7 @@ def test_the_steps_run_on_an_external_checkpoint_and_corpus(tmp_path: Path, corp
     concepteval_concepts(SimpleNamespace(
         input=SimpleNamespace(hidden=str(data / "hidden.npz"), sae=""),
         output=SimpleNamespace(concepts=str(data / "concepts.npz"), card=str(data / "concepts.csv")),
-        params=SimpleNamespace(families=families), **common))
+        params=SimpleNamespace(families=families, family_set="all"), **common))
     for run in RUNS:
         concepteval_measures(SimpleNamespace(
             input=SimpleNamespace(**sources, hidden=str(data / "hidden.npz"), concepts=str(data / "concepts.npz")),

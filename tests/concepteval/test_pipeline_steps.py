@@ -13,27 +13,24 @@ import yaml
 from sklearn.metrics import roc_auc_score
 
 from neuroneval.concepteval import MEASURES, BootstrapOptions, LinearConcept, ReluConcept
-from neuroneval.models.lm import build_lm, save_lm
-from neuroneval.pipeline.concepteval_steps import (
-    FAMILIES,
-    RUNS,
-    SUBSET_ALL,
+from neuroneval.concepteval.benchmark import (
     alignment_auc,
     build_families,
+    cut_windows,
+    deal_windows,
+    planted_labels,
+    readability_measures,
+)
+from neuroneval.concepteval.protocol import FAMILIES, RUNS, SUBSET_ALL, family_of
+from neuroneval.concepteval.sources import load_concepts, save_concepts
+from neuroneval.concepteval.tables import patterns_markdown, reliability_table
+from neuroneval.models.lm import build_lm, save_lm
+from neuroneval.pipeline.concepteval_steps import (
     concepteval_concepts,
     concepteval_hidden,
     concepteval_measures,
     concepteval_sae,
     concepteval_tables,
-    cut_windows,
-    deal_windows,
-    family_of,
-    load_concepts,
-    patterns_markdown,
-    planted_labels,
-    readability_measures,
-    reliability_table,
-    save_concepts,
 )
 from neuroneval.worlds.text import build_text_world, save_text_world
 from neuroneval.worlds.text_grammar import SLOT_INDEX
@@ -47,17 +44,17 @@ SUBSETS = 2
 
 
 def test_deal_windows_gives_disjoint_seeded_parts() -> None:
-    parts = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2])
+    parts = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2], retest="new_data")
     assert list(parts) == ["fit", *RUNS]
     assert [len(part) for part in parts.values()] == [20, 10, 10]
     union = np.concatenate(list(parts.values()))
     assert np.unique(union).size == 40 and union.max() < 50
-    again = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2])
+    again = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2], retest="new_data")
     assert all(np.array_equal(parts[name], again[name]) for name in parts)
-    other = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[5, 2])
+    other = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[5, 2], retest="new_data")
     assert np.array_equal(other["fit"], parts["fit"]) and not np.array_equal(other["test"], parts["test"])
     with pytest.raises(ValueError, match="fit \\+ 2·run = 41 windows, the split has 40"):
-        deal_windows(40, fit=21, run=10, seed=0, run_seeds=[1, 2])
+        deal_windows(40, fit=21, run=10, seed=0, run_seeds=[1, 2], retest="new_data")
     with pytest.raises(ValueError, match="exactly 2 seeds"):
         deal_windows(40, fit=10, run=10, seed=0, run_seeds=[1])
     assert np.array_equal(cut_windows(35, 8), [0, 8, 16, 24])
@@ -174,7 +171,7 @@ def steps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                                sae=str(data / "sae.npz")),
                                          output=SimpleNamespace(concepts=str(data / "concepts.npz"),
                                                                 card=str(data / "concepts.csv")),
-                                         params=SimpleNamespace(families=FAMILY_SPECS),
+                                         params=SimpleNamespace(families=FAMILY_SPECS, family_set="all"),
                                          wildcards=SimpleNamespace(lm="lm"), threads=1))
     for run in RUNS:
         concepteval_measures(SimpleNamespace(
@@ -208,7 +205,8 @@ def test_steps_write_every_table(steps_run: Path) -> None:
     results = steps_run / "results"
     n_concepts = 4 + 4 + (len(SLOT_INDEX) + 2) + 3 + 3 + 5
     measures = pd.read_csv(results / "measures.csv")
-    names = [*MEASURES, *readability_measures()]
+    names = [*MEASURES, *readability_measures(["IN"])]  # UCI/UMass on the input side only (paper 004 Sec. 5.1)
+    assert "OUT-UCI" not in names and "IN-UMass" in names and "OUT-EmbCos" in names
     assert list(measures.columns) == ["model", "run", "family", "concept", "measure", "value"]
     assert len(measures) == len(RUNS) * n_concepts * len(names)
     assert set(measures["measure"]) == set(names) and set(measures["run"]) == set(RUNS)
@@ -267,3 +265,50 @@ def test_sim_corr_explains_on_even_windows_and_scores_on_odd_ones(steps_run: Pat
     ours = run[(run["subset"] == SUBSET_ALL) & (run["measure"] == "SIM-Corr")].set_index("concept")["value"]
     assert len(ours) == len(concepts) and ours.between(-1, 1).all()
     np.testing.assert_allclose(ours.reindex(expected.index).to_numpy(), expected.to_numpy(), atol=1e-5)  # CSV digits
+
+
+def test_the_step_module_is_glue_and_options_are_typed() -> None:
+    """Issue 35: the step module reads, calls one library function, writes (≤ 300 lines, no other step module, no
+    private library name); the options it passes are parsed once and name an unknown key."""
+    import ast
+
+    from neuroneval.concepteval.benchmark import MeasureOptions, WindowOptions
+    from neuroneval.concepteval.tables import TableOptions
+    from neuroneval.options import OptionsError
+
+    path = ROOT / "src/neuroneval/pipeline/concepteval_steps.py"
+    assert len(path.read_text().splitlines()) <= 300
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("neuroneval"):
+            assert not node.module.endswith("_steps"), node.module
+            assert not any(alias.name.startswith("_") for alias in node.names), node.module
+    options = MeasureOptions.from_params({"layer": 0, "site": "mlp", "subsets": 3, "faithfulness": {},
+                                          "readability": {"window": 16}, "patterns": {"top_k": 5}})
+    assert options.readability.window == 16 and options.patterns.top_k == 5 and options.site == "mlp"
+    with pytest.raises(OptionsError, match="unknown option 'windw'"):
+        MeasureOptions.from_params({"readability": {"windw": 16}})
+    with pytest.raises(OptionsError, match="site must be one of"):
+        MeasureOptions.from_params({"site": "attn"})
+    with pytest.raises(OptionsError, match="subsets must lie in"):
+        WindowOptions.from_params({"subsets": 1})
+    assert TableOptions.from_params({"comparison": ["ABL-Div"]}).comparison == ("ABL-Div",)
+
+
+def test_the_retest_recomputes_the_same_measures_on_the_same_windows(steps_run: Path) -> None:
+    """Paper 004 Sec. 4.1 (windows.retest: same_data, the default): the retest run reads the test run's windows,
+    so a deterministic measure gives the same value twice (Pearson r = 1, the paper's Fig. 2 finding); the data-
+    subset variance is Cronbach's α's business. ``new_data`` deals disjoint windows instead."""
+    with np.load(steps_run / "data" / "hidden.npz") as data:
+        assert np.array_equal(data["test_windows"], data["retest_windows"])
+        assert np.array_equal(data["test_labels"], data["retest_labels"])
+    runs = {run: pd.read_csv(steps_run / "runs" / "lm" / f"{run}.csv", dtype={"subset": str}) for run in RUNS}
+    np.testing.assert_allclose(runs["test"]["value"], runs["retest"]["value"], rtol=1e-6, atol=1e-9)
+    reliability = pd.read_csv(steps_run / "results" / "reliability.csv")
+    retest = reliability[(reliability["statistic"] == "pearson") & reliability["value"].notna()]
+    assert len(retest) > 0 and np.allclose(retest["value"], 1.0)
+    same = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2])
+    new = deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2], retest="new_data")
+    assert np.array_equal(same["test"], new["test"]) and np.array_equal(same["retest"], same["test"])
+    assert np.intersect1d(new["test"], new["retest"]).size == 0
+    with pytest.raises(ValueError, match="retest must be one of"):
+        deal_windows(50, fit=20, run=10, seed=3, run_seeds=[1, 2], retest="again")

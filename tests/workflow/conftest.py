@@ -55,8 +55,9 @@ TINY_OVERRIDES = {
                              "vit_hidden_gt": {"spatial": {"layer": "blocks.0", "max_inputs": 100}}}, "n_boot": 50,
                 "cosy": {"max_units": 6, "n_images": 4, "n_control": 200},
                 "crowd": {"max_units": 12, "n_trials": 3}},
-    # concept evaluation: one LM, short runs, few concepts per unsupervised family, enough random ones for a floor
-    "concepteval": {"models": ["lm_small"], "windows": {"fit": 96, "run": 48, "subsets": 3},
+    # concept evaluation: one LM, short runs, few concepts per unsupervised family, enough random ones for a floor;
+    # every family (the planted probes and the random floor are the embedded world's validity criterion)
+    "concepteval": {"models": ["lm_small"], "family_set": "all", "windows": {"fit": 96, "run": 48, "subsets": 3},
                     "families": {"neuron": {"count": 8}, "sae": {"count": 8}, "pca": {"count": 4},
                                  "kmeans": {"count": 4}, "random": {"count": 16}},
                     "readability": {"window": 16}, "measurement": {"bootstrap": {"n_boot": 200}}},

@@ -14,6 +14,7 @@ from neuroneval.activations.extract import POOLINGS
 from neuroneval.concepteval.faithfulness import MEASURES, WEIGHTINGS
 from neuroneval.concepteval.lm_split import SITES
 from neuroneval.concepteval.measurement import RATER_NOISE, TAU_VARIANTS
+from neuroneval.concepteval.protocol import FAMILY_SETS, READABILITY_SIDES, RETEST_MODES
 from neuroneval.concepteval.simulation import BACKENDS as SIMULATION_BACKENDS
 from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.cosy.options import GENERATOR_NAMES
@@ -45,6 +46,9 @@ ENUMS = {
     "concepteval/raters/noise": RATER_NOISE,
     "concepteval/measurement/tau_variant": TAU_VARIANTS,
     "concepteval/simulation/backend": SIMULATION_BACKENDS,
+    "concepteval/family_set": tuple(FAMILY_SETS),
+    "concepteval/windows/retest": RETEST_MODES,
+    "concepteval/readability/cooccurrence_sides/items": READABILITY_SIDES,
 }
 #: enums that may list a subset of the library's choices
 SUBSETS = {

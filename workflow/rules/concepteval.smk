@@ -1,4 +1,4 @@
-from neuroneval.pipeline.concepteval_steps import RUNS
+from neuroneval.concepteval.protocol import RUNS
 
 
 wildcard_constraints:
@@ -65,6 +65,7 @@ rule concepteval_concepts:
     params:
         step=step_version("concepteval_concepts"),
         families=CONCEPTEVAL.get("families"),
+        family_set=CONCEPTEVAL.get("family_set"),
     script:
         "../scripts/step.py"
 

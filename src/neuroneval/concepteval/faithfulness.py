@@ -22,9 +22,11 @@ Positions without a next token (target −1) are left out of every measure. All 
 perturbed at once, so later positions also see the perturbed earlier ones through attention — as a hook on
 the layer (the authors' setup) does.
 
-Where the authors' public code differs: it aggregates the per-position differences with activation weights
-(and several thresholded means, e.g. positions with a(h) > 0.9·max) instead of the plain mean of Eq. 1, and
-its GRAD uses the unnormalised concept vector. ``weighting="activation"`` gives an activation-weighted mean
+Where the authors' public code differs (docs/concepteval.md lists each with a test): it aggregates the
+per-position differences as mean(a⁺·δ) (and several thresholded means) instead of the plain mean of Eq. 1; its
+ABL-Loss and ABL-Class have the opposite signs of Eq. 6/8; its GRAD uses the unnormalised concept vector and the
+gradient of the batch's mean loss (a factor ‖v‖/(B·(L−1)) on GRAD-Loss); its Div is a KL over the top 1000 logits
+at every position, the last one included. ``weighting="activation"`` gives an activation-weighted mean
 Σ_t a⁺_t δ_t / Σ_t a⁺_t (a⁺ = max(a, 0)) for comparison; the default ``"uniform"`` is Eq. 1.
 """
 

@@ -13,11 +13,12 @@ that contain both, as the authors count; e is a row of an embedding matrix (the 
 App. F). IN-/OUT- name the input- and output-side patterns.
 
 A token repeated in a pattern counts once: the pair of a token with itself is never scored. (The authors'
-public code can pair a token with itself — in the version we read, the input-side list is grouped by raw token
-string and only then lower-cased and stripped, so two tokens that print alike enter twice — and then
-P(x, x) = P(x) inflates IN-UCI/IN-UMass.) Pairs that involve a token absent from the
-corpus have no UCI/UMass (division by P = 0) and are skipped; a pattern with no scorable pair gets NaN. All
-concepts are scored at once: one sparse product gives the co-occurrence counts of every token that appears in
+public code pairs every token with a copy of itself: its ``itc.py`` filters the pattern with a scalar boolean
+index, which adds an axis, and its one-token branch then ``np.repeat``s the flattened pattern, so every token
+enters twice and P(x, x) = P(x) inflates IN-UCI/IN-UMass; it also averages UMass over all ordered pairs i ≠ j
+and counts P(x) by substring matching — docs/concepteval.md lists every difference.) Pairs that involve a token
+absent from the corpus have no UCI/UMass (division by P = 0) and are skipped; a pattern with no scorable pair gets
+NaN. All concepts are scored at once: one sparse product gives the co-occurrence counts of every token that appears in
 any pattern.
 """
 
@@ -29,9 +30,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sparse
 
-from neuroneval.options import Options, check_range
+from neuroneval.concepteval.protocol import READABILITY_SIDES
+from neuroneval.options import Options, OptionsError, check_range
 
 SIMILARITIES = ("UCI", "UMass", "EmbDist", "EmbCos")
+#: The similarities from embeddings (scored on both sides); the others count corpus co-occurrences.
+EMBEDDING_SIMILARITIES = ("EmbDist", "EmbCos")
 #: Per similarity: (coherence of each pattern (C,), number of pairs scored (C,)).
 Coherence = dict[str, tuple[np.ndarray, np.ndarray]]
 
@@ -39,14 +43,21 @@ Coherence = dict[str, tuple[np.ndarray, np.ndarray]]
 @dataclass(frozen=True)
 class ReadabilityOptions(Options):
     """``epsilon`` of Eq. 9–10 (the authors use 1e-10), ``window``: corpus units are documents cut into windows of
-    this many tokens (0: whole documents; the paper's samples are 128-token windows)."""
+    this many tokens (0: whole documents; the paper's samples are 128-token windows), ``cooccurrence_sides``: the
+    pattern sides scored by UCI/UMass — the input side only, as paper 004 (Sec. 5.1: "we apply UCI and UMass
+    measures only on the input side", since tokens the output side enhances may not occur in the corpus), or
+    ``("IN", "OUT")``; EmbDist/EmbCos score both sides."""
 
     epsilon: float = 1e-10
     window: int = 0
+    cooccurrence_sides: tuple[str, ...] = ("IN",)
 
     def validate(self) -> None:
         check_range(self, "epsilon", 0, low_open=True)
         check_range(self, "window", 0, integer=True)
+        if not self.cooccurrence_sides or not set(self.cooccurrence_sides) <= set(READABILITY_SIDES):
+            raise OptionsError(f"ReadabilityOptions.cooccurrence_sides must be a non-empty subset of "
+                               f"{list(READABILITY_SIDES)}, got {self.cooccurrence_sides!r}")
 
 
 @dataclass(frozen=True)
@@ -154,7 +165,8 @@ def readability(concept_names: list[str], *, input_patterns: np.ndarray | None =
                 options: ReadabilityOptions = ReadabilityOptions()) -> pd.DataFrame:
     """IN/OUT × UCI, UMass, EmbDist, EmbCos: a tidy table ``concept, measure, value, n_pairs``.
 
-    A side is scored when its patterns are given; UCI/UMass need ``corpus``, EmbDist/EmbCos ``embeddings``.
+    A side is scored when its patterns are given; UCI/UMass need ``corpus`` (and score the sides of
+    ``options.cooccurrence_sides`` only), EmbDist/EmbCos ``embeddings``.
     """
     frames = []
     for side, patterns in (("IN", input_patterns), ("OUT", output_patterns)):
@@ -163,7 +175,7 @@ def readability(concept_names: list[str], *, input_patterns: np.ndarray | None =
         if len(patterns) != len(concept_names):
             raise ValueError(f"{side} patterns: {len(patterns)} rows for {len(concept_names)} concepts")
         scores = {}
-        if corpus is not None:
+        if corpus is not None and side in options.cooccurrence_sides:
             scores.update(cooccurrence_coherence(patterns, corpus, options))
         if embeddings is not None:
             scores.update(embedding_coherence(patterns, embeddings))
