@@ -229,12 +229,35 @@ def test_concepteval_claims_follow_the_papers_rules() -> None:
     assert "0.600 over 1 pairs" in mtmm_rows.iloc[2]["our_value"] and mtmm_rows.iloc[2]["verdict"] == "holds"
     assert frame[frame["table"] == "Table 4"]["verdict"].iloc[0] == "holds"  # IN-EmbCos 0.5 is the best
     methods = frame[frame["table"].str.startswith("Fig. 4")]["verdict"].tolist()
-    assert methods == ["holds", "differs", "holds"]  # sae > neuron; probe < sae on IN-EmbCos; probe > random
+    assert methods == ["holds", "differs", "holds"]  # sae > neuron; probe < sae on IN-EmbCos; probe > neuron
     assert "not above on IN-EmbCos" in frame[frame["table"].str.startswith("Fig. 4")]["reason"].iloc[1]
     passing = fc.concepteval_claims(*_concepteval_tables(retest, alpha | {"ABL-Div": 0.95}, taus, rating, means))
     assert claims_frame(passing).query("claim.str.contains('GRAD-Loss is')")["verdict"].iloc[0] == "holds"
     flipped = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating | {"SIM-Corr": 0.9}, means))
     assert "SIM-Corr has the highest" in claims_frame(flipped).query("table == 'Table 4'")["reason"].iloc[0]
+    below_neuron = fc.concepteval_claims(*_concepteval_tables(retest, alpha, taus, rating,
+                                                              means | {("probe", "ABL-Div"): 0.04}))
+    assert claims_frame(below_neuron).query("table.str.startswith('Fig. 4')")["verdict"].tolist()[2] == "differs"
+
+
+def test_a_deterministic_simulation_score_leaves_test_retest_untested_for_it() -> None:
+    """Same-data retest of the offline simulator gives r = 1 exactly: the paper's finding (SIM-Corr unreliable
+    because the LLM samples) cannot be tested, so SIM-Corr leaves the judgement, named in the reason; a value just
+    below 1 is still judged (and reaching 0.9 it contradicts the paper)."""
+    measures = ["GRAD-Loss", "ABL-Div", "IN-EmbCos", "SIM-Corr"]
+    tables = dict(taus={("GRAD-Loss", "ABL-Div"): -0.6}, rating_taus={"SIM-Corr": 0.3, "IN-EmbCos": 0.5},
+                  means={("neuron", "ABL-Div"): 0.1})
+    alpha = {m: 0.97 for m in measures}
+
+    def retest_claim(sim: float) -> pd.Series:
+        rows = fc.concepteval_claims(*_concepteval_tables({m: 1.0 for m in measures} | {"SIM-Corr": sim}, alpha,
+                                                          **tables))
+        return claims_frame(rows).query("claim.str.contains('test-retest')").iloc[0]
+
+    exact = retest_claim(1.0)
+    assert exact["verdict"] == "holds" and "not testable for SIM-Corr" in exact["reason"]
+    almost = retest_claim(0.999)
+    assert almost["verdict"] == "differs" and "SIM-Corr 0.999" in almost["reason"]
 def _explain_table(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", "group", "method", "simulation_correlation_mean"])
 
