@@ -181,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     from neuroneval.cosy.cli import add_cosy_parser
 
     add_cosy_parser(commands)
+
+    from neuroneval.sanity.card_files import add_sanity_parser
+
+    add_sanity_parser(commands)
     return parser
 
 
@@ -283,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_cosy(arguments)
         elif arguments.command == "record":
             run_record(arguments)
+        elif arguments.command == "sanity":
+            from neuroneval.sanity.card_files import run_sanity
+
+            run_sanity(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:
