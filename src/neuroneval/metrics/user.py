@@ -25,8 +25,8 @@ is infinite, as for MAD). The function sees the data as they are in both tie mod
 
 from __future__ import annotations
 
-import importlib
 import math
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -152,14 +152,12 @@ def load_user_function(name: str) -> Any | None:
         return None
     module_name, _, attribute = target.partition(":")
     try:
-        found: Any = importlib.import_module(module_name)
+        found = pkgutil.resolve_name(target)
     except ImportError as error:
         raise ValueError(f"metric {name!r}: cannot import module {module_name!r} ({error}); is it on PYTHONPATH "
                          f"or installed?") from None
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise ValueError(f"metric {name!r}: module {module_name!r} has no attribute {attribute!r}")
-        found = getattr(found, part)
+    except AttributeError:
+        raise ValueError(f"metric {name!r}: module {module_name!r} has no attribute {attribute!r}") from None
     if not callable(found):
         raise ValueError(f"metric {name!r}: {target} is not callable")
     return found
