@@ -207,5 +207,10 @@ def test_the_page_runs_as_written(digits_workspace: Path) -> None:
     cards = digits_workspace / "results" / "your_metric"
     recall = pd.read_csv(cards / "mymetric-top_recall" / "verdicts.csv").set_index("metric")
     assert recall.loc["mymetric:top_recall", "pass"] == recall.loc["recall", "pass"]
+    # the page's reading of Cohen's d: no decrease on the ideal units, its score rises under every perturbation
+    theoretical = pd.read_csv(cards / "mymetric-cohen_d" / "theoretical.csv")
+    assert (theoretical["decrease_acc"] == 0).all() and (theoretical["mean_delta"] >= 0).all()
+    assert not pd.read_csv(cards / "mymetric-cohen_d" / "verdicts.csv").set_index("metric").loc[
+        "mymetric:cohen_d", "pass"]
     meta = pd.read_csv(cards / "mymetric-cohen_d" / "meta.csv")
     assert meta["setting"].tolist() == [SETTING] and 0 < meta["test_auprc"].iloc[0] <= 1
