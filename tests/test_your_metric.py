@@ -100,6 +100,21 @@ def test_user_metric_facts_reach_the_spec() -> None:
     assert facts_of(correlation_matrix).form == "matrix"
 
 
+def test_an_entry_point_names_a_user_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    from neuroneval.metrics import user
+
+    entry = EntryPoint(name="entry_point_recall", value=USER["recall"], group=user.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(user, "entry_points", lambda group: [entry] if group == user.ENTRY_POINT_GROUP else [])
+    rng = np.random.default_rng(1)
+    activations, concepts = rng.normal(size=(300, 3)), (rng.random((300, 4)) < 0.2).astype(float)
+    np.testing.assert_array_equal(score("entry_point_recall", activations, concepts, alpha=0.05),
+                                  score("recall", activations, concepts, alpha=0.05))
+    with pytest.raises(ValueError, match="unknown metric 'entry_point_other'"):
+        get_spec("entry_point_other")
+
+
 def test_bad_user_metrics_are_named() -> None:
     activations, concepts = np.ones((20, 2)), np.zeros((20, 2))
     with pytest.raises(ValueError, match="cannot import module 'no_such_module_xyz'"):
