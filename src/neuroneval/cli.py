@@ -1,5 +1,5 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | concepts tokens | cosy |
-crowd design | crowd ingest | crowd simulate-ratings | crowd analyze | crowd cost | concepteval ratings``.
+"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | concepts tokens | sanity |
+cosy | crowd design | crowd ingest | crowd simulate-ratings | crowd analyze | crowd cost | concepteval ratings``.
 
 Examples
 --------
@@ -216,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     from neuroneval.cosy.cli import add_cosy_parser
 
     add_cosy_parser(commands)
+
+    from neuroneval.sanity_cli import add_sanity_parser
+
+    add_sanity_parser(commands)
     return parser
 
 
@@ -263,6 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from neuroneval.ratings_cli import run_concepteval
 
             run_concepteval(arguments)
+        elif arguments.command == "sanity":
+            from neuroneval.sanity_cli import run_sanity
+
+            run_sanity(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         elif arguments.crowd_command == "ingest":

@@ -50,6 +50,26 @@ def test_dry_run_resolves_the_paper_dag(paper_tree: tuple[Path, dict], tmp_path:
                       "meta_setting": 10, "table4": 1, "total": 44}
 
 
+def test_dry_run_plans_table3_on_the_paper_settings(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    """Table 3 and Tables F.1-F.4 on paper 000 App. F.1's eight settings: each setting's truth, α/λ (Table 4's
+    choice for the six with known units, the truth α alone for the two IoU-truth hidden layers) and experimental
+    test, plus one theoretical run."""
+    workspace = paper_workspace(tmp_path, paper_tree[0])
+    profile = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
+    sanity_settings = profile["sanity"]["settings"]
+    assert len(sanity_settings) == 8 and set(sanity_settings) <= set(profile["settings"])
+    known = [name for name in sanity_settings if "truth" not in profile["settings"][name]]
+    assert len(known) == 6 and set(known) <= set(profile["meta"]["settings"])
+    result = run_tool(["snakemake", "-n", "--cores", "1", "results/table3.csv", *PROFILE], workspace)
+    counts = job_counts(result.stdout)
+    assert {rule: counts.get(rule) for rule in ("setting_truth", "meta_setting", "sanity_hyperparameters",
+                                                "sanity_experimental", "sanity_theoretical", "sanity_table3")} == {
+        "setting_truth": 8, "meta_setting": 6, "sanity_hyperparameters": 8, "sanity_experimental": 8,
+        "sanity_theoretical": 1, "sanity_table3": 1}
+    for name in sanity_settings:
+        assert f"results/sanity/experimental/{name}.csv" in result.stdout, name
+
+
 def test_the_embedded_default_plans_no_external_job(tmp_path: Path) -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     workspace = make_workspace(tmp_path, params)

@@ -123,7 +123,7 @@ def plan(metric: str, budget: int | None, n: int, n_units: int, n_concepts: int,
     work = min(WORK_ELEMENTS, max(MIN_WORK_ELEMENTS, budget // 8 // temp_bytes))
     chunk = max(1, min(max(1, n_concepts), budget // 4 // (n * CONCEPT_BYTES)))
     left = max(0, budget - work * temp_bytes - chunk * n * CONCEPT_BYTES)
-    per_unit = n * UNIT_BYTES[metric]
+    per_unit = n * UNIT_BYTES.get(metric, max(UNIT_BYTES.values()))  # a user metric: the most any metric needs
     room, store = max(left, unit_room), False
     if n_units * per_unit > room:
         store_bytes = STORE_BYTES * n * n_concepts

@@ -42,8 +42,9 @@ class MetricSpec:
         Registry key, e.g. ``"auprc"`` or ``"hmean:auc+inverse_auc"``.
     kind
         ``"binary"`` (confusion counts of ``B(a)`` and ``B(c)``), ``"rank"`` (AUC, AUPRC, Spearman),
-        ``"continuous"`` (correlation, cosine, WPMI, MAD), ``"sampled"`` (top-and-random) or
-        ``"combination"`` (harmonic mean of other metrics, App. E.6).
+        ``"continuous"`` (correlation, cosine, WPMI, MAD), ``"sampled"`` (top-and-random),
+        ``"combination"`` (harmonic mean of other metrics, App. E.6) or ``"user"`` (your own,
+        :mod:`neuroneval.metrics.user`).
     value_range
         ``(low, high)`` of the score; ``±inf`` where unbounded.
     higher_is_better
@@ -225,6 +226,25 @@ def get_spec(metric: str) -> MetricSpec:
     if metric.startswith(COMBINATION_PREFIX):
         return combination_spec(metric)
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)} "
-                         f"or a combination 'hmean:<metric>+<metric>'")
+        user = user_metric_spec(metric)
+        if user is None:
+            raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}, a combination "
+                             f"'hmean:<metric>+<metric>', or your own 'package.module:function' (or an entry point "
+                             f"of the group 'neuroneval.metrics'; docs/your_metric.md)")
+        return user
     return METRICS[metric]
+
+
+def user_metric_spec(metric: str) -> MetricSpec | None:
+    """The spec of a user metric (``package.module:function`` or an entry point of ``neuroneval.metrics``,
+    :mod:`neuroneval.metrics.user`): its declared facts, its kernel, no per-pair reference; ``None`` if ``metric``
+    names none."""
+    from neuroneval.metrics.user import resolve_user_metric
+
+    resolved = resolve_user_metric(metric)
+    if resolved is None:
+        return None
+    facts, kernel = resolved
+    return MetricSpec(name=metric, kind="user", value_range=facts.value_range, higher_is_better=facts.higher_is_better,
+                      options=facts.options, framing="user",
+                      formula=facts.formula or f"your metric {metric}", kernel=kernel, affine_invariant=False)
