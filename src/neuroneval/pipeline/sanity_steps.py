@@ -60,8 +60,8 @@ def _search_row(setting_name: str, metric: str, units: SanityUnits, activations:
                              options=MetricOptions(ties=meta["ties"], seed=meta["seed"]))
     return {"setting": setting_name, "metric": metric, "ties": meta["ties"],
             "alpha": result.params.get("alpha", np.nan), "lam": result.params.get("lam", np.nan),
-            "val_auprc": result.val_auprc, "test_auprc": result.test_auprc, "val_units": result.n_val_units,
-            "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
+            "grid_tied": result.grid_tied, "val_auprc": result.val_auprc, "test_auprc": result.test_auprc,
+            "val_units": result.n_val_units, "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
             "inputs": activations.shape[0], "seed": meta["seed"]}
 
 
