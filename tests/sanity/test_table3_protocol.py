@@ -13,7 +13,7 @@ import yaml
 from neuroneval.options import OptionsError
 from neuroneval.sanity.alpha_scale import alpha_grid_at_scale
 from neuroneval.sanity.options import SanityOptions
-from neuroneval.sanity.tables import table3
+from neuroneval.sanity.tables import table3, ties_comparison
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -105,3 +105,20 @@ def test_the_alpha_inputs_figure_is_written(tmp_path: Path) -> None:
                                          metrics=["iou", "auc"], ties="average", mean_settings=["s1", "s2", "s3"],
                                          threshold=0.9, min_alpha_inputs=5, path=tmp_path / "alpha_inputs.png")
     assert Path(path).stat().st_size > 10_000
+
+
+def test_the_tie_comparison_mean_is_table3s_mean() -> None:
+    """results/ties.csv's experimental ``mean`` rows average the same settings as Table 3."""
+    experimental = _experimental()
+    both = pd.concat([experimental, experimental.assign(ties="reference", decrease_acc=0.5)], ignore_index=True)
+    theoretical = _theoretical()
+    both_theory = pd.concat([theoretical, theoretical.assign(ties="reference")], ignore_index=True)
+    comparison = ties_comparison(both.assign(mean_delta=0.0), both_theory.assign(mean_delta=0.0), metrics=["auc"],
+                                 mean_settings=["s1", "s2", "s3"])
+    mean = comparison[(comparison["case"] == "mean") & (comparison["source"] == "experimental")
+                      & (comparison["ties"] == "average")].set_index("test")["decrease_acc"]
+    table = table3(experimental, theoretical, metrics=["auc"], settings=["s1", "s2", "s3", "digits"],
+                   ties="average", threshold=0.5, mean_settings=["s1", "s2", "s3"]).set_index("metric")
+    for test in ("missing", "extra"):
+        assert mean[test] == pytest.approx(table.loc["auc", f"experimental_{test}"], abs=1e-15)
+    assert "digits" in set(comparison["case"])  # still listed per setting

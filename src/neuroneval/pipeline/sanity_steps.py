@@ -275,7 +275,9 @@ def sanity_ties(job: StepIO) -> None:
     from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import ties_comparison
 
-    metrics = list(SanityOptions.from_params(job.params.sanity).tie_metrics)
-    comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics)
+    sanity = SanityOptions.from_params(job.params.sanity)
+    metrics = list(sanity.tie_metrics)
+    comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics,
+                                 mean_settings=sanity.mean_settings)
     io.write_csv(job.output.table, comparison, float_format="%.4f")
     plot_ties(comparison, metrics=metrics, path=job.output.figure)

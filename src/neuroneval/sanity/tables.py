@@ -250,12 +250,12 @@ def ablation_table(ablations: pd.DataFrame, *, metrics: Sequence[str], ties: str
 
 
 def ties_comparison(experimental: pd.DataFrame, theoretical: pd.DataFrame, *,
-                    metrics: Sequence[str]) -> pd.DataFrame:
+                    metrics: Sequence[str], mean_settings: Sequence[str] = ()) -> pd.DataFrame:
     """Decrease Acc and mean Δs of ``metrics`` in both tie modes, per case and averaged (results/ties.csv).
 
     Rows ``source`` (``experimental`` | ``theoretical``), ``case`` (the setting, ``gamma_<γ>``, or ``mean`` for
-    the Table 3 average over settings resp. γ), ``metric, test, ties, mean_delta, decrease_acc``. Only
-    (metric, case, test) present in both modes are kept.
+    the Table 3 average over settings resp. γ: over ``mean_settings`` when given, as :func:`table3`),
+    ``metric, test, ties, mean_delta, decrease_acc``. Only (metric, case, test) present in both modes are kept.
     """
     exp = experimental[experimental["metric"].isin(list(metrics))].assign(
         source="experimental", case=lambda frame: frame["setting"])
@@ -265,7 +265,9 @@ def ties_comparison(experimental: pd.DataFrame, theoretical: pd.DataFrame, *,
     detail = pd.concat([exp[columns], theo[columns]], ignore_index=True)
     modes = detail.groupby(["source", "case", "metric", "test"])["ties"].transform("nunique")
     detail = detail[modes == detail["ties"].nunique()]
-    means = (detail.groupby(["source", "metric", "test", "ties"], sort=False)[["mean_delta", "decrease_acc"]]
+    averaged = detail[(detail["source"] != "experimental") | detail["case"].isin(list(mean_settings))] \
+        if mean_settings else detail
+    means = (averaged.groupby(["source", "metric", "test", "ties"], sort=False)[["mean_delta", "decrease_acc"]]
              .mean().reset_index().assign(case="mean"))
     table = pd.concat([means[columns], detail], ignore_index=True)
     rank = {
