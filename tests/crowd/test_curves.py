@@ -120,3 +120,13 @@ def test_per_unit_tables_reproduce_curves_and_summary(world, tables, tmp_path):
         cost_reduction_table(
             pd.concat([sampling_units, sampling_units.iloc[:1]]), aggregation_units, CostReductionOptions(n_boot=0)
         )
+
+
+def test_the_best_rater_count_is_the_fewest_among_float_ties() -> None:
+    """Per cost, the lowest mean RCE; a float-sum tie (0.1 + 0.2 vs 0.3) keeps the fewer raters, where
+    ``np.argmin`` let the last ulp choose; NaN cells (not run) never win."""
+    from neuroneval.crowd.curves import _fewest_raters_of_lowest_rce
+
+    rce = np.array([[0.1 + 0.2, np.nan, 0.5], [0.3, 0.5, 0.5], [0.4, 0.4, 0.5 - 1e-9]])
+    assert np.argmin(rce[:, 0]) == 1  # 0.30000000000000004 > 0.3 by one ulp
+    assert _fewest_raters_of_lowest_rce(rce).tolist() == [0, 2, 2]

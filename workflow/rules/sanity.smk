@@ -20,6 +20,7 @@ rule sanity_hyperparameters:
         setting=setting_config,
         meta=META_KNOBS,
         metrics=sanity_search_metrics,
+        min_alpha_inputs=SANITY["min_alpha_inputs"],
     script:
         "../scripts/step.py"
 
@@ -131,6 +132,9 @@ rule sanity_table3:
             "results/sanity/experimental/{setting}.csv", setting=SANITY_SETTINGS
         ),
         theoretical=f"results/sanity/theoretical/{SANITY['ties']}.csv",
+        hyperparameters=expand(
+            "results/sanity/hyperparameters/{setting}.csv", setting=SANITY_SETTINGS
+        ),
     output:
         table3=report(
             "results/table3.csv",
@@ -166,6 +170,12 @@ rule sanity_table3:
         ],
         tidy=report(
             "results/sanity_experimental.csv",
+            caption="../report/sanity_table3.rst",
+            category="Sanity tests",
+            subcategory="Table 3 and App. F",
+        ),
+        alpha_inputs=report(
+            "results/table3_alpha_inputs.png",
             caption="../report/sanity_table3.rst",
             category="Sanity tests",
             subcategory="Table 3 and App. F",

@@ -13,6 +13,7 @@ import pandas as pd
 from neuroneval.crowd.simulation import aggregation_errors, sampling_errors
 from neuroneval.crowd.study_options import AggregationOptions, SamplingOptions
 from neuroneval.crowd.study_units import StudyUnits
+from neuroneval.grid_choice import first_best_index
 
 
 def _mean_se(errors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -21,6 +22,14 @@ def _mean_se(errors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n_units < 2:
         return errors.mean(axis=-1), np.full(errors.shape[:-1], np.nan)
     return errors.mean(axis=-1), errors.std(axis=-1, ddof=1) / np.sqrt(n_units)
+
+
+def _fewest_raters_of_lowest_rce(rce: np.ndarray) -> np.ndarray:
+    """Per cost (column of ``rce``, rater counts × costs, NaN where not run): the position of the rater count with
+    the lowest mean RCE, the first (fewest raters) among float ties (:func:`~neuroneval.grid_choice.first_best_index`).
+    """
+    finite = np.where(np.isnan(rce), np.inf, rce)
+    return np.array([first_best_index(column, higher_is_better=False) for column in finite.T], dtype=np.int64)
 
 
 def _unit_frame(
@@ -96,7 +105,7 @@ def aggregation_study(
     curve_df
         One row per (method, cost, n_raters) that was run (at least
         :data:`~neuroneval.crowd.simulation.MIN_INPUTS` inputs): ``n_inputs``, ``rce``, ``rce_se``, ``best``
-        (lowest RCE over rater counts at this cost and method), and the parameters.
+        (lowest RCE over rater counts at this cost and method; the fewest raters among float ties), and the parameters.
     unit_df
         One row per (method, n_raters, cost, unit): ``n_inputs``, ``concept``, ``rho_true``,
         ``relative_error`` (empty where the cell was not run) and the parameters.
@@ -115,7 +124,7 @@ def aggregation_study(
     agg_rce, agg_se = _mean_se(errors)
     rows = []
     for i, method in enumerate(methods):
-        best_r = np.argmin(np.where(np.isnan(agg_rce[i]), np.inf, agg_rce[i]), axis=0)
+        best_r = _fewest_raters_of_lowest_rce(agg_rce[i])
         for r_index, n_raters in enumerate(rater_counts):
             for c_index, cost in enumerate(costs):
                 if np.isnan(agg_rce[i, r_index, c_index]):

@@ -1,8 +1,9 @@
-"""Figures of the sanity tests: paper 000 Figure 3 (Δs against γ) and the tie-mode comparison."""
+"""Figures of the sanity tests: paper 000 Figure 3 (Δs against γ), the tie-mode comparison and Decrease Acc
+against α·n (the size of the top-α set a setting's chosen α selects)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 from neuroneval.figures.style import (
     FAIL_COLOUR,
     FULL_WIDTH,
+    GREY,
     PALETTE,
     coincident_groups,
     family_key,
@@ -18,6 +20,8 @@ from neuroneval.figures.style import (
     metric_family,
     metric_style,
     order_by_family,
+    plain_log_ticks,
+    reference_line,
     savefig,
     shade_passing,
     shade_passing_x,
@@ -138,4 +142,60 @@ def plot_ties(comparison: pd.DataFrame, *, metrics: Sequence[str], path: str | P
     handles, labels = grid[0, 0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncol=len(modes), fontsize=9)
     figure.suptitle("Tie handling: Decrease Acc with average ranks vs the authors' tie-breaking", x=0.01, ha="left")
+    return savefig(figure, path)
+
+
+@styled
+def plot_decrease_vs_alpha_inputs(experimental: pd.DataFrame, inputs: Mapping[str, int], *, metrics: Sequence[str],
+                                  ties: str, mean_settings: Sequence[str], threshold: float, min_alpha_inputs: int,
+                                  path: str | Path) -> Path:
+    """Experimental Decrease Acc of every α-metric against ``α·n``: the inputs its chosen α selects per setting.
+
+    One panel per metric that has an α (rows of ``experimental`` with a finite ``alpha``, tie mode ``ties``),
+    x = ``alpha × inputs[setting]`` on a log axis, y = Decrease Acc of the missing (filled) and extra (open)
+    labels tests, one point per setting; settings outside ``mean_settings`` (not in Table 3's mean) are drawn in
+    grey. The band above ``threshold`` passes; the dashed line is ``min_alpha_inputs``, the paper's smallest
+    α·n (α = 10⁻⁴ of 50,000 images = 5). A metric that fails only left of it fails for lack of inputs.
+    """
+    rows = experimental[(experimental["ties"] == ties) & experimental["metric"].isin(list(metrics))
+                        & np.isfinite(experimental["alpha"].astype(float))].copy()
+    rows["alpha_inputs"] = rows["alpha"].astype(float) * rows["setting"].map(inputs).astype(float)
+    names = [metric for metric in metrics if metric in set(rows["metric"])]
+    columns = 3
+    n_rows = max(1, -(-len(names) // columns))
+    figure, grid = subplots(n_rows, columns, width=FULL_WIDTH, height=2.5 * n_rows + 1.2, sharex=True, sharey=True,
+                            squeeze=False)
+    finite = rows["alpha_inputs"][rows["alpha_inputs"] > 0]
+    low = min(float(finite.min()) if finite.size else 1.0, min_alpha_inputs) / 2
+    high = max(float(finite.max()) if finite.size else 10.0, min_alpha_inputs) * 2
+    in_mean = set(mean_settings)
+    for index, axes in enumerate(grid.ravel()):
+        if index >= len(names):
+            axes.set_visible(False)
+            continue
+        metric = names[index]
+        look = metric_style(metric)
+        axes.set_xscale("log")
+        axes.set_xlim(low, high)
+        axes.set_ylim(-0.03, 1.05)
+        shade_passing(axes, threshold, 1.05, None)
+        reference_line(axes, min_alpha_inputs, f"α·n = {min_alpha_inputs}", axis="x", where=0.2)
+        chosen = rows[rows["metric"] == metric]
+        for test, filled in (("missing", True), ("extra", False)):
+            for averaged in (True, False):
+                part = chosen[(chosen["test"] == test) & (chosen["setting"].isin(in_mean) == averaged)]
+                colour = look.color if averaged else GREY
+                axes.scatter(part["alpha_inputs"], part["decrease_acc"], s=36, marker=look.marker, zorder=3,
+                             facecolors=colour if filled else "white", edgecolors=colour, linewidths=1.2)
+        axes.set_title(metric, loc="left", fontsize=10)
+        plain_log_ticks(axes, "x")
+        if index + columns >= len(names):  # no panel below: this one carries the x axis
+            axes.tick_params(labelbottom=True)
+            axes.set_xlabel("α·n: inputs the chosen α selects")
+    for axes in grid[:, 0]:
+        axes.set_ylabel("Decrease Acc")
+    figure.suptitle(f"Experimental Decrease Acc against α·n per setting (ties: {ties}); band: passes "
+                    f"(> {threshold:g})", x=0.01, ha="left")
+    figure.supxlabel("Filled: missing labels; open: extra labels. Coloured: settings in Table 3's mean; grey: "
+                     "reported beside it.", fontsize=8, color="#444444", x=0.01, ha="left")
     return savefig(figure, path)

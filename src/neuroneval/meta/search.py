@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from neuroneval.grid_choice import GRID_TIE_RTOL, first_best_index, grid_all_tied
 from neuroneval.meta.auprc import bootstrap_meta_auprc, meta_auprc, own_concept_first
 from neuroneval.metrics import FeatureCache, MetricOptions, get_spec, score_grid, score_units
 from neuroneval.metrics.unit_checks import TiedGridWarning
@@ -66,7 +66,9 @@ def scoring_order(metrics: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class MetaResult:
-    """Outcome of one metric on one setting: chosen parameters and validation/test meta-AUPRC."""
+    """Outcome of one metric on one setting: chosen parameters and validation/test meta-AUPRC; ``grid_tied`` says
+    that every grid point tied on validation (:func:`~neuroneval.grid_choice.grid_all_tied`), so the parameters are
+    the first grid point by the tie rule, not the data's choice."""
 
     metric: str
     params: Mapping[str, float]
@@ -77,6 +79,7 @@ class MetaResult:
     ci_low: float = float("nan")
     ci_high: float = float("nan")
     test_top1: float = float("nan")
+    grid_tied: bool = False
 
 
 def evaluate_metric(
@@ -98,9 +101,12 @@ def evaluate_metric(
 ) -> MetaResult:
     """Choose the metric's α/λ by validation meta-AUPRC, then report meta-AUPRC on the test units.
 
-    Ties in the validation score go to the first grid point (grids are listed in ascending order); a grid whose
-    points all tie gets a :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` (:func:`warn_tied_grid`). WPMI is
-    linear in λ, so the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
+    Ties in the validation score go to the first grid point (grids are listed in ascending order), as in the
+    authors' code, with float-sum ties counted as ties: the first point within a relative 1e-12 of the best
+    validation meta-AUPRC wins (:func:`~neuroneval.grid_choice.first_best_index`), so ``0.9999999999999999`` and
+    ``1.0`` tie. A grid whose points all tie gets ``grid_tied = True`` and a
+    :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` (:func:`warn_tied_grid`). WPMI is linear in λ, so
+    the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
     ``options`` (``ties``, ``seed``, ...; shared by the metrics, each taking the fields it has,
     :meth:`~neuroneval.metrics.MetricSpec.options_from`) hold in every evaluation, the grid setting α/λ; ``cache``
     shares the units' prepared features with the other metrics scored on the same activations. With ``n_boot > 0``
@@ -125,14 +131,13 @@ def evaluate_metric(
         val_scores, test_scores = scores[:val_units.size], scores[val_units.size:]
         best_params: Mapping[str, float] = grid[0]
         best_val = meta_auprc(val_scores, truth[val_units], higher_is_better=higher)
+        grid_tied = False
     else:
         val_grid = _scores_on_grid(metric, activations, concepts, val_units, grid, fixed, cache, progress)
         val_auprcs = [meta_auprc(val_scores, truth[val_units], higher_is_better=higher) for val_scores in val_grid]
-        warn_tied_grid(metric, grid, val_auprcs)
-        best_val, best_params = -math.inf, {}
-        for point, val in zip(grid, val_auprcs, strict=True):
-            if val > best_val:
-                best_val, best_params = val, point
+        grid_tied = warn_tied_grid(metric, grid, val_auprcs)
+        best = first_best_index(val_auprcs)
+        best_val, best_params = val_auprcs[best], grid[best]
         test_scores = _scores_on_grid(metric, activations, concepts, test_units, [best_params], fixed, cache,
                                       progress)[0]
     test = meta_auprc(test_scores, truth[test_units], higher_is_better=higher)
@@ -140,14 +145,15 @@ def evaluate_metric(
                                       higher_is_better=higher) if n_boot > 0 else (float("nan"), float("nan")))
     top1 = own_concept_first(test_scores, truth[test_units], higher_is_better=higher)
     return MetaResult(metric, best_params, best_val, test, int(val_units.size), int(test_units.size), low, high,
-                      top1)
+                      top1, grid_tied)
 
 
 def warn_tied_grid(metric: str, grid: Sequence[Mapping[str, float]], val_auprcs: Sequence[float]) -> bool:
     """A :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` when a grid of two or more points gives one and
-    the same validation meta-AUPRC everywhere (the search then keeps the first point by its tie rule, a choice
-    the data did not make); names the metric, the value and the grid. Returns whether it warned."""
-    if len(grid) < 2 or len(set(val_auprcs)) > 1:
+    the same validation meta-AUPRC everywhere, within :data:`~neuroneval.grid_choice.GRID_TIE_RTOL` (the search
+    then keeps the first point by its tie rule, a choice the data did not make); names the metric, the value and
+    the grid. Returns whether it warned."""
+    if not grid_all_tied(val_auprcs, rtol=GRID_TIE_RTOL):
         return False
     points = ", ".join(",".join(f"{name}={value:g}" for name, value in point.items()) for point in grid)
     warnings.warn(f"{metric}: validation meta-AUPRC is {val_auprcs[0]:.6g} at every one of the {len(grid)} grid "

@@ -85,7 +85,8 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
     validation meta-AUPRC and the test units report it (000 Eq. 13), with a bootstrap interval over test units
     (``ci_low``, ``ci_high``; ``n_boot`` resamples, seed ``seed``) so a difference between metrics can be told
     from noise, ``test_top1`` (share of test units whose best-scoring concept is their own,
-    :func:`~neuroneval.meta.auprc.own_concept_first`), and the floor ``chance_auprc`` (the share of correct
+    :func:`~neuroneval.meta.auprc.own_concept_first`), ``grid_tied`` (every grid point tied on validation, so
+    α/λ is the grid's first point by the tie rule), and the floor ``chance_auprc`` (the share of correct
     pairs among the test pairs: the expected meta-AUPRC of random scores). Rows follow ``options.metrics`` (or
     ``metrics``) whatever the scoring order. α values of the grid that select fewer than 10 of the setting's
     inputs raise a :class:`~neuroneval.metrics.unit_checks.SmallProbeSetWarning` naming them.
@@ -114,6 +115,7 @@ def evaluate_setting(data: SettingData, truth: pd.DataFrame, options: MetaOption
             "ties": options.ties,
             "alpha": result.params.get("alpha", np.nan),
             "lam": result.params.get("lam", np.nan),
+            "grid_tied": result.grid_tied,
             "val_auprc": result.val_auprc,
             "test_auprc": result.test_auprc,
             "ci_low": result.ci_low,

@@ -60,8 +60,8 @@ def _search_row(setting_name: str, metric: str, units: SanityUnits, activations:
                              options=MetricOptions(ties=meta["ties"], seed=meta["seed"]))
     return {"setting": setting_name, "metric": metric, "ties": meta["ties"],
             "alpha": result.params.get("alpha", np.nan), "lam": result.params.get("lam", np.nan),
-            "val_auprc": result.val_auprc, "test_auprc": result.test_auprc, "val_units": result.n_val_units,
-            "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
+            "grid_tied": result.grid_tied, "val_auprc": result.val_auprc, "test_auprc": result.test_auprc,
+            "val_units": result.n_val_units, "test_units": result.n_test_units, "concepts": units.concepts.shape[1],
             "inputs": activations.shape[0], "seed": meta["seed"]}
 
 
@@ -72,20 +72,26 @@ def _read_hyperparameters(path: str | Path) -> pd.DataFrame:
 def sanity_hyperparameters(job: StepIO) -> None:
     """α/λ (and meta-AUPRC) of every metric a setting's sanity tests need, chosen on its validation units.
 
-    Rows of ``results/meta/<setting>.csv`` (Table 4's own choice) are reused as they are; the other metrics
-    (combinations, or everything for settings without a meta file) are searched the same way, with
-    ``alpha_rule`` saying ``fixed`` where the grid is the truth α alone.
+    The searched α grid keeps the α with ``α·n ≥ sanity.min_alpha_inputs`` (the paper's scale of α·n,
+    :func:`neuroneval.sanity.alpha_scale.alpha_grid_at_scale`). Where that leaves ``meta.alpha_grid`` whole, rows
+    of ``results/meta/<setting>.csv`` (Table 4's own choice) are reused as they are; the other metrics
+    (combinations, everything for settings without a meta file, or every metric where α values were dropped)
+    are searched the same way, with ``alpha_rule`` saying ``fixed`` where the grid is the truth α alone.
     """
     from neuroneval.progress import progress_bar
+    from neuroneval.sanity.alpha_scale import alpha_grid_at_scale
     from neuroneval.settings import truth_method
 
     units = _load_units(job)
     meta = job.params.meta
-    reused = pd.concat([pd.read_csv(path) for path in job.input.meta], ignore_index=True) if job.input.meta \
-        else pd.DataFrame(columns=["metric"])
-    reused = reused[reused["metric"].isin(list(job.params.metrics))]
-    grid = alpha_grid(job.params.setting, meta)
     rule = "fixed" if truth_method(job.params.setting)["method"] == "iou" else "validation"
+    full_grid = alpha_grid(job.params.setting, meta)
+    grid = full_grid if rule == "fixed" else alpha_grid_at_scale(
+        full_grid, units.activations.shape[0], min_alpha_inputs=job.params.min_alpha_inputs,
+        where=f"sanity hyperparameters {job.wildcards.setting}")
+    reused = pd.concat([pd.read_csv(path) for path in job.input.meta], ignore_index=True) \
+        if job.input.meta and grid == full_grid else pd.DataFrame(columns=["metric"])
+    reused = reused[reused["metric"].isin(list(job.params.metrics))]
     rows = [{**row, "alpha_rule": "validation"} for row in reused.to_dict("records")]
     searched = [metric for metric in job.params.metrics if metric not in set(reused["metric"])]
     for metric in progress_bar(searched, desc=f"hyperparameters {job.wildcards.setting}", unit="metric"):
@@ -173,8 +179,11 @@ def _write_table(path: str | Path, table: pd.DataFrame) -> None:
 
 
 def sanity_table3(job: StepIO) -> None:
-    """Table 3 (experimental and theoretical Decrease Acc, pass at the threshold), Tables F.1–F.4 and the tidy
-    experimental results of every setting (``results/sanity_experimental.csv``)."""
+    """Table 3 (experimental and theoretical Decrease Acc, pass at the threshold; the experimental mean over
+    ``sanity.mean_settings``, the other settings beside it), Tables F.1–F.4, the tidy experimental results of
+    every setting (``results/sanity_experimental.csv``) and the figure of Decrease Acc against α·n (the inputs
+    each setting's chosen α selects; ``n`` from the ``inputs`` column of its hyperparameter file)."""
+    from neuroneval.figures.sanity import plot_decrease_vs_alpha_inputs
     from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import paper_groups, per_setting_table, table3
 
@@ -183,10 +192,15 @@ def sanity_table3(job: StepIO) -> None:
     theoretical = pd.read_csv(job.input.theoretical)
     metrics, settings, ties = list(sanity.metrics), list(sanity.settings), sanity.ties
     _write_table(job.output.table3, table3(experimental, theoretical, metrics=metrics, settings=settings, ties=ties,
-                                           threshold=sanity.pass_threshold))
+                                           threshold=sanity.pass_threshold, mean_settings=sanity.mean_settings))
     for path, group in zip(job.output.detail, paper_groups(settings, (2, 2, 2)), strict=True):
         _write_table(path, per_setting_table(experimental, metrics=metrics, settings=group, ties=ties))
     io.write_csv(job.output.tidy, experimental)
+    inputs = {setting: int(pd.read_csv(path)["inputs"].iloc[0])
+              for setting, path in zip(settings, job.input.hyperparameters, strict=True)}
+    plot_decrease_vs_alpha_inputs(experimental, inputs, metrics=metrics, ties=ties,
+                                  mean_settings=sanity.mean_settings or settings, threshold=sanity.pass_threshold,
+                                  min_alpha_inputs=sanity.min_alpha_inputs, path=job.output.alpha_inputs)
 
 
 def sanity_theoretical_tables(job: StepIO) -> None:
@@ -261,7 +275,9 @@ def sanity_ties(job: StepIO) -> None:
     from neuroneval.sanity.options import SanityOptions
     from neuroneval.sanity.tables import ties_comparison
 
-    metrics = list(SanityOptions.from_params(job.params.sanity).tie_metrics)
-    comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics)
+    sanity = SanityOptions.from_params(job.params.sanity)
+    metrics = list(sanity.tie_metrics)
+    comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics,
+                                 mean_settings=sanity.mean_settings)
     io.write_csv(job.output.table, comparison, float_format="%.4f")
     plot_ties(comparison, metrics=metrics, path=job.output.figure)

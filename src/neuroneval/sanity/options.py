@@ -133,7 +133,13 @@ class ShiftOptions(Options):
 class SanityOptions(Options):
     """The ``sanity:`` block: Table 3's ``metrics`` on ``settings``, the tie mode ``ties`` (and both modes for
     ``tie_metrics``), ε of Decrease Acc (000 Eq. 11), the pass threshold of a test (000 Sec. 4.4: 0.9), the seed of
-    the c± draws, top-and-random samples and tie noise, and one nested options object per sub-block."""
+    the c± draws, top-and-random samples and tie noise, and one nested options object per sub-block.
+
+    ``mean_settings``: the settings Table 3's experimental columns average (the paper's eight of 000 App. F.1; the
+    others get columns of their own beside the mean; empty = all ``settings``). ``min_alpha_inputs``: the α grid
+    a sanity test searches keeps only the α with ``α·n ≥ min_alpha_inputs`` on a setting of ``n`` inputs
+    (:func:`~neuroneval.sanity.alpha_scale.alpha_grid_at_scale`; the paper's smallest α, 1e-4 of 50,000 ImageNet
+    images, keeps 5)."""
 
     settings: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
@@ -142,6 +148,8 @@ class SanityOptions(Options):
     epsilon: float = 0.001
     pass_threshold: float = 0.9
     seed: int = 0
+    mean_settings: tuple[str, ...] = ()
+    min_alpha_inputs: int = 1
     experimental: ExperimentalOptions = dataclasses.field(default_factory=ExperimentalOptions)
     theoretical: TheoreticalOptions = dataclasses.field(default_factory=TheoreticalOptions)
     reference_check: ReferenceCheckOptions = dataclasses.field(default_factory=ReferenceCheckOptions)
@@ -150,8 +158,12 @@ class SanityOptions(Options):
     shift: ShiftOptions = dataclasses.field(default_factory=ShiftOptions)
 
     def validate(self) -> None:
-        for name in ("settings", "metrics", "tie_metrics"):
+        for name in ("settings", "metrics", "tie_metrics", "mean_settings"):
             _check_names(self, name)
+        stray = [name for name in self.mean_settings if name not in self.settings]
+        if stray:
+            raise OptionsError(f"SanityOptions.mean_settings names settings that are not in sanity.settings: {stray}")
+        check_range(self, "min_alpha_inputs", 1, integer=True)
         check_choice(self, "ties", TIES)
         check_range(self, "epsilon", 0.0, low_open=True)
         check_fraction(self, "pass_threshold", low_open=False)

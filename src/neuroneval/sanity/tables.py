@@ -69,12 +69,16 @@ def paper_groups(names: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
 
 
 def table3(experimental: pd.DataFrame, theoretical: pd.DataFrame, *, metrics: Sequence[str],
-           settings: Sequence[str], ties: str, threshold: float) -> pd.DataFrame:
+           settings: Sequence[str], ties: str, threshold: float,
+           mean_settings: Sequence[str] | None = None) -> pd.DataFrame:
     """Table 3: experimental and theoretical Decrease Acc per metric and test, and the pass verdicts.
 
-    ``experimental_<test>`` = mean over ``settings`` of Decrease Acc (Eq. 11) on each setting's units;
+    ``experimental_<test>`` = mean over ``mean_settings`` (all ``settings`` when None or empty; the paper
+    averages its eight settings of App. F.1) of Decrease Acc (Eq. 11) on each setting's units;
     ``theoretical_<test>`` = mean over γ of the theoretical Decrease Acc (App. C);
-    ``pass_<test>`` = both > ``threshold``; ``pass`` = ``pass_missing`` and ``pass_extra``.
+    ``pass_<test>`` = both > ``threshold``; ``pass`` = ``pass_missing`` and ``pass_extra``. Each setting of
+    ``settings`` outside ``mean_settings`` (our real-data digits settings) is reported beside the mean, in
+    ``<setting>_<test>`` columns after ``pass``, and takes no part in the verdicts.
 
     Parameters
     ----------
@@ -83,17 +87,25 @@ def table3(experimental: pd.DataFrame, theoretical: pd.DataFrame, *, metrics: Se
     theoretical
         Tidy rows ``metric, test, gamma, ties, decrease_acc``.
     """
+    averaged = list(mean_settings) if mean_settings else list(settings)
+    stray = [setting for setting in averaged if setting not in settings]
+    if stray:
+        raise ValueError(f"Table 3's mean_settings are not among its settings: {stray}")
     exp = _select(experimental, ties=ties, metrics=metrics)
-    exp = exp[exp["setting"].isin(list(settings))]
+    beside = [setting for setting in settings if setting not in averaged]
     theo = _select(theoretical, ties=ties, metrics=metrics)
     columns = {}
     for test in TESTS:
-        columns[f"experimental_{test}"] = exp[exp["test"] == test].groupby("metric")["decrease_acc"].mean()
+        in_mean = exp[(exp["test"] == test) & exp["setting"].isin(averaged)]
+        columns[f"experimental_{test}"] = in_mean.groupby("metric")["decrease_acc"].mean()
         columns[f"theoretical_{test}"] = theo[theo["test"] == test].groupby("metric")["decrease_acc"].mean()
     table = _ordered(pd.DataFrame(columns), metrics, ties)
     for test in TESTS:
         table[f"pass_{test}"] = (table[f"experimental_{test}"] > threshold) & (table[f"theoretical_{test}"] > threshold)
     table["pass"] = table["pass_missing"] & table["pass_extra"]
+    if beside:
+        side = per_setting_table(experimental, metrics=metrics, settings=beside, ties=ties)  # same rows, in order
+        table = pd.concat([table, side.drop(columns=["metric", "ties"])], axis=1)
     return table
 
 
@@ -238,12 +250,12 @@ def ablation_table(ablations: pd.DataFrame, *, metrics: Sequence[str], ties: str
 
 
 def ties_comparison(experimental: pd.DataFrame, theoretical: pd.DataFrame, *,
-                    metrics: Sequence[str]) -> pd.DataFrame:
+                    metrics: Sequence[str], mean_settings: Sequence[str] = ()) -> pd.DataFrame:
     """Decrease Acc and mean Δs of ``metrics`` in both tie modes, per case and averaged (results/ties.csv).
 
     Rows ``source`` (``experimental`` | ``theoretical``), ``case`` (the setting, ``gamma_<γ>``, or ``mean`` for
-    the Table 3 average over settings resp. γ), ``metric, test, ties, mean_delta, decrease_acc``. Only
-    (metric, case, test) present in both modes are kept.
+    the Table 3 average over settings resp. γ: over ``mean_settings`` when given, as :func:`table3`),
+    ``metric, test, ties, mean_delta, decrease_acc``. Only (metric, case, test) present in both modes are kept.
     """
     exp = experimental[experimental["metric"].isin(list(metrics))].assign(
         source="experimental", case=lambda frame: frame["setting"])
@@ -253,7 +265,9 @@ def ties_comparison(experimental: pd.DataFrame, theoretical: pd.DataFrame, *,
     detail = pd.concat([exp[columns], theo[columns]], ignore_index=True)
     modes = detail.groupby(["source", "case", "metric", "test"])["ties"].transform("nunique")
     detail = detail[modes == detail["ties"].nunique()]
-    means = (detail.groupby(["source", "metric", "test", "ties"], sort=False)[["mean_delta", "decrease_acc"]]
+    averaged = detail[(detail["source"] != "experimental") | detail["case"].isin(list(mean_settings))] \
+        if mean_settings else detail
+    means = (averaged.groupby(["source", "metric", "test", "ties"], sort=False)[["mean_delta", "decrease_acc"]]
              .mean().reset_index().assign(case="mean"))
     table = pd.concat([means[columns], detail], ignore_index=True)
     rank = {
