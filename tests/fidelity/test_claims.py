@@ -51,6 +51,16 @@ def test_a_metric_that_fails_here_names_the_settings_that_fail() -> None:
     assert claims["the"].verdict == "differs" and "failing here: cosine" in claims["the"].reason
 
 
+def test_a_failing_setting_reported_beside_the_mean_is_not_named_as_a_reason() -> None:
+    """Digits settings are reported beside Table 3's mean (columns ``<setting>_missing``/``_extra``), outside it:
+    a reason lists only the settings of the mean."""
+    table3 = _table3({"cosine": {"experimental_extra": 0.80}})
+    table3["digits_gt_missing"], table3["digits_gt_extra"] = 0.2, 0.2
+    claims = {c.claim.split(" ")[0]: c for c in fc.table3_claims(
+        table3, _experimental("cosine", {"cbm": 0.58, "digits_gt": 0.2, "vit": 1.0}))}
+    assert "cbm 58%" in claims["cosine"].reason and "digits_gt" not in claims["cosine"].reason
+
+
 def test_shift_claims_detect_the_cosine_collapse_and_any_other_change() -> None:
     shift = pd.DataFrame({"metric": ["cosine", "correlation", "auc"], "setting": "cbm", "constant": 1.0,
                           "original_auprc": [0.85, 0.92, 0.76], "shifted_auprc": [0.39, 0.92, 0.70]})
