@@ -1,5 +1,5 @@
-"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | cosy | crowd design |
-crowd ingest``.
+"""Command line: ``neuroneval metrics | validate | score | explain | evaluate | record | concepts tokens | cosy |
+crowd design | crowd ingest``.
 
 Examples
 --------
@@ -43,6 +43,12 @@ Record your own model's layers on your own inputs into activation tables (docs/r
 
     neuroneval record --factory mymodels:digits_cnn --weights digits_cnn.pt --images digits/ --layer act \
         --out activations/digits_cnn
+
+Build a concept table of the recorded token positions (``tokens.csv`` of ``record --text``) from rules
+(``concept: {words: [...]} | {pattern: REGEX} | {between: [OPEN, CLOSE]}``) or a CSV ``token,concept``
+(``neuroneval.concepts.tokens``)::
+
+    neuroneval concepts tokens --tokens activations/lm/tokens.csv --rules rules.yaml --out token_concepts.parquet
 
 Design a crowd study (paper 001): for each (unit, explanation) pair of ``pairs.csv``, spend a budget of 180
 ratings (90 inputs drawn by importance sampling, Eq. 4, x 2 raters), written as task pages with the world's
@@ -127,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     from neuroneval.explain.evaluate_report import add_evaluate_parser
 
     add_evaluate_parser(commands)
+
+    from neuroneval.concepts_cli import add_concepts_parser
+
+    add_concepts_parser(commands)
 
     crowd = commands.add_parser("crowd", help="crowd-sourced evaluation (paper 001): design a study, ingest ratings")
     crowd_commands = crowd.add_subparsers(dest="crowd_command", required=True)
@@ -283,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_cosy(arguments)
         elif arguments.command == "record":
             run_record(arguments)
+        elif arguments.command == "concepts":
+            from neuroneval.concepts_cli import run_concepts
+
+            run_concepts(arguments)
         elif arguments.crowd_command == "design":
             _crowd_design(arguments)
         else:

@@ -139,7 +139,7 @@ def explain_crowd(job: StepIO) -> None:
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
     setting = job.params.setting
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
-                        concept_prefixes=setting["concepts"]["prefixes"])
+                        concept_prefixes=setting["concepts"].get("prefixes", []))
     ids = setting_ids(job.input.labels)
     held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     pseudo = None

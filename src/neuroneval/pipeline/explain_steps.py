@@ -217,7 +217,7 @@ def explain_setting(job: StepIO) -> None:
     setting, spec, name = job.params.setting, job.params.spec, job.wildcards.method
     options = dict(job.params.options)
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
-                        concept_prefixes=setting["concepts"]["prefixes"])
+                        concept_prefixes=setting["concepts"].get("prefixes", []))
     ids = setting_ids(job.input.concepts)
     fit = ~holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     base, _ = base_method(name)
@@ -456,7 +456,7 @@ def explain_score(job: StepIO) -> None:
 
     setting = job.params.setting
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
-                        concept_prefixes=setting["concepts"]["prefixes"])
+                        concept_prefixes=setting["concepts"].get("prefixes", []))
     ids = setting_ids(job.input.labels)
     held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
     truth_table = pd.read_csv(job.input.truth, dtype=str)

@@ -1,0 +1,86 @@
+"""docs/your_lm.md runs as written: its python block saved as ``mylm.py``, then its bash blocks in order, in a copy
+of the workflow (the tiny params underneath the page's overlay). What it writes is checked against references
+computed here: the tokens of the corpus, the SAE encoder applied by hand, and the tables the workflow imported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neuroneval import io
+from tests.external.test_your_model_doc import fenced_blocks
+from tests.workflow.conftest import ROOT, make_workspace, run_tool, tiny_params
+
+PAGE = ROOT / "docs" / "your_lm.md"
+
+
+def test_the_page_has_its_model_script_and_commands() -> None:
+    text = PAGE.read_text()
+    python_blocks, bash_blocks = fenced_blocks(text, "python"), fenced_blocks(text, "bash")
+    assert len(python_blocks) == 1 and python_blocks[0].startswith("# mylm.py\n")
+    assert any("--sae" in block for block in bash_blocks)
+    assert any("neuroneval concepts tokens" in block for block in bash_blocks)
+    assert any("snakemake --cores" in block for block in bash_blocks)
+    assert "[your_lm.md](your_lm.md)" in (ROOT / "docs" / "your_model.md").read_text()
+
+
+def corpus_concepts(corpus: Path) -> pd.DataFrame:
+    """Each token's concepts from the corpus text itself: whitespace-separated words (the page's corpus puts a space
+    around every punctuation mark), quotes toggling a span."""
+    rows = []
+    for line in corpus.read_text().splitlines():
+        inside = False
+        for word in line.split():
+            if word == '"':
+                inside = not inside
+                rows.append((0, 0, 0, 0))
+                continue
+            rows.append((word.isdigit(), word in ("red", "green", "blue", "yellow", "purple"),
+                         inside, word in ("Ann", "Bo", "Cy", "Dee")))
+    return pd.DataFrame(rows, columns=["number", "colour", "quoted", "name"]).astype(np.float32)
+
+
+@pytest.mark.slow
+def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
+    from safetensors.numpy import load_file
+
+    text = PAGE.read_text()
+    workspace = make_workspace(tmp_path / "workflow", tiny_params())
+    (workspace / "mylm.py").write_text(fenced_blocks(text, "python")[0])
+    for block in fenced_blocks(text, "bash"):
+        result = run_tool(["bash", "-euo", "pipefail", "-c", block], workspace, check=False)
+        assert result.returncode == 0, f"{block}\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+    lm = workspace / "lm"
+
+    concepts, metadata = io.read_concept_table(lm / "token_concepts.parquet")
+    assert metadata["concepts"] == ["number", "colour", "quoted", "name"]
+    pd.testing.assert_frame_equal(concepts.drop(columns="input_id"), corpus_concepts(lm / "corpus.txt"))
+    assert concepts[["number", "colour", "quoted", "name"]].sum().min() > 20
+
+    residual, _ = io.read_activation_table(lm / "recorded/transformer.h.0.parquet")
+    features, _ = io.read_activation_table(lm / "recorded/transformer.h.0.sae.parquet")
+    sae = load_file(str(lm / "sae/sae_weights.safetensors"))
+    assert json.loads((lm / "sae/cfg.json").read_text())["architecture"] == "standard"
+    by_hand = np.maximum((io.value_matrix(residual).astype(np.float64) - sae["b_dec"]) @ sae["W_enc"] + sae["b_enc"], 0)
+    np.testing.assert_allclose(io.value_matrix(features), by_hand, rtol=1e-5, atol=1e-5)
+
+    known = pd.read_csv(lm / "known_concepts.csv")
+    scores = pd.read_csv(lm / "sae_scores.csv")
+    auc = scores[scores["metric"] == "auc"].pivot(index="unit", columns="concept", values="score")
+    for unit, concept in known.itertuples(index=False):
+        assert auc.loc[unit].idxmax() == concept and auc.loc[unit, concept] > 0.9, (unit, auc.loc[unit])
+
+    table4 = pd.read_csv(workspace / "results/table4.csv")
+    assert {"lm_sae", "lm_neurons"} <= set(table4.columns)
+    assert (workspace / "results/sanity/experimental/lm_sae.csv").is_file()
+    assert (workspace / "results/viewer/lm_sae/index.html").is_file()
+    truth = pd.read_csv(workspace / "data/truth/lm_sae.csv")
+    assert sorted(map(tuple, truth.to_numpy())) == sorted(map(tuple, known.to_numpy()))
+    for layer in ("transformer.h.0.sae", "transformer.h.0.mlp.act"):
+        imported, _ = io.read_activation_table(workspace / f"data/activations/lm_tokens/tiny_gpt2/{layer}.parquet")
+        recorded, _ = io.read_activation_table(lm / f"recorded/{layer}.parquet")
+        pd.testing.assert_frame_equal(imported, recorded)
