@@ -74,6 +74,8 @@ def test_an_overlay_with_a_corpus_and_an_sae_passes() -> None:
          "settings.mine_sae.units[0].model: 'my_ml' is not a custom model of external.models"),
         (lambda c: c["settings"]["mine_sae"]["concepts"].update(source="pseudo:clip"),
          "settings.mine_sae.concepts.source"),
+        (lambda c: c["cosy"].update(settings=["mine_sae"]),
+         "cosy.settings: 'mine_sae' is a setting on the corpus dataset 'mine_text'"),
     ],
 )
 def test_a_mistake_in_a_corpus_setting_is_named_by_its_key(change, message: str) -> None:

@@ -250,3 +250,23 @@ def corpus_file_keys(external: Mapping[str, Any], section: str, name: str) -> li
         return []
     keys = [(f"{prefix}.{key}", spec[key], is_folder) for key, is_folder in CORPUS_PATH_KEYS.items() if spec.get(key)]
     return keys + [(f"{prefix}.concepts.{key}", value, False) for key, value in (spec.get("concepts") or {}).items()]
+
+
+def corpus_cosy_problems(config: Mapping[str, Any]) -> list[str]:
+    """A setting on a corpus dataset named where CoSy would run it (:data:`neuroneval.external.own.COSY_SETTING_KEYS`):
+    CoSy generates images, which a language model does not read."""
+    from neuroneval.external.own import COSY_SETTING_KEYS
+
+    corpora = set(corpus_datasets(external_block(config)))
+    settings = config.get("settings") or {}
+    problems = []
+    for path in COSY_SETTING_KEYS:
+        value: Any = config
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        for name in [value] if isinstance(value, str) else list(value or []):
+            if (settings.get(name) or {}).get("dataset") in corpora:
+                problems.append(f"{'.'.join(path)}: {name!r} is a setting on the corpus dataset "
+                                f"{settings[name]['dataset']!r}; CoSy runs the model on generated images, which a "
+                                "language model does not read (docs/your_lm.md)")
+    return problems

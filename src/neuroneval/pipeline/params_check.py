@@ -441,9 +441,10 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
+    from neuroneval.external.corpus import corpus_cosy_problems
     from neuroneval.external.own import cosy_problems
 
-    problems += cosy_problems(config)
+    problems += cosy_problems(config) + corpus_cosy_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
