@@ -25,6 +25,7 @@ def test_the_page_has_its_model_script_and_commands() -> None:
     assert any("--sae" in block for block in bash_blocks)
     assert any("neuroneval concepts tokens" in block for block in bash_blocks)
     assert any("snakemake --cores" in block for block in bash_blocks)
+    assert any("kind: corpus" in block and "sae: {transformer.h.0: sae}" in block for block in bash_blocks)
     assert "[your_lm.md](your_lm.md)" in (ROOT / "docs" / "your_model.md").read_text()
 
 
@@ -51,9 +52,12 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
     text = PAGE.read_text()
     workspace = make_workspace(tmp_path / "workflow", tiny_params())
     (workspace / "mylm.py").write_text(fenced_blocks(text, "python")[0])
+    imported_table4 = None
     for block in fenced_blocks(text, "bash"):
         result = run_tool(["bash", "-euo", "pipefail", "-c", block], workspace, check=False)
         assert result.returncode == 0, f"{block}\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+        if "--configfile lm.yaml" in block:  # §5 rebuilds Table 4 for its own settings
+            imported_table4 = pd.read_csv(workspace / "results/table4.csv")
     lm = workspace / "lm"
 
     concepts, metadata = io.read_concept_table(lm / "token_concepts.parquet")
@@ -74,8 +78,8 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
     for unit, concept in known.itertuples(index=False):
         assert auc.loc[unit].idxmax() == concept and auc.loc[unit, concept] > 0.9, (unit, auc.loc[unit])
 
-    table4 = pd.read_csv(workspace / "results/table4.csv")
-    assert {"lm_sae", "lm_neurons"} <= set(table4.columns)
+    table4 = imported_table4
+    assert table4 is not None and {"lm_sae", "lm_neurons"} <= set(table4.columns)
     assert (workspace / "results/sanity/experimental/lm_sae.csv").is_file()
     assert (workspace / "results/viewer/lm_sae/index.html").is_file()
     truth = pd.read_csv(workspace / "data/truth/lm_sae.csv")
@@ -84,3 +88,24 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
         imported, _ = io.read_activation_table(workspace / f"data/activations/lm_tokens/tiny_gpt2/{layer}.parquet")
         recorded, _ = io.read_activation_table(lm / f"recorded/{layer}.parquet")
         pd.testing.assert_frame_equal(imported, recorded)
+
+    # §5: the workflow tokenized and recorded the corpus itself: the same tokens, concepts and values as
+    # neuroneval record + neuroneval concepts tokens, hence the same Table 4 columns, truth and sanity tests
+    assert (workspace / "data/external/lm_corpus/tokens.csv").read_text() == (lm / "recorded/tokens.csv").read_text()
+    corpus_concepts_table, _ = io.read_concept_table(workspace / "data/concepts/lm_corpus/labels.parquet")
+    pd.testing.assert_frame_equal(corpus_concepts_table, concepts)
+    for layer in ("transformer.h.0.sae", "transformer.h.0.mlp.act"):
+        recorded_here, metadata = io.read_activation_table(
+            workspace / f"data/activations/lm_corpus/tiny_gpt2/{layer}.parquet")
+        recorded, _ = io.read_activation_table(lm / f"recorded/{layer}.parquet")
+        pd.testing.assert_frame_equal(recorded_here, recorded)
+        assert metadata["pooling"] == "per_token" and metadata["dataset"] == "lm_corpus"
+    corpus_table4 = pd.read_csv(workspace / "results/table4.csv").set_index("metric")
+    for imported_setting, corpus_setting in (("lm_sae", "corpus_sae"), ("lm_neurons", "corpus_neurons")):
+        np.testing.assert_allclose(corpus_table4[corpus_setting], table4.set_index("metric")[imported_setting],
+                                   rtol=1e-6, atol=1e-6)
+    corpus_truth = pd.read_csv(workspace / "data/truth/corpus_sae.csv")
+    assert sorted(map(tuple, corpus_truth.to_numpy())) == sorted(map(tuple, known.to_numpy()))
+    sanity = {name: pd.read_csv(workspace / f"results/sanity/experimental/{name}.csv").drop(columns="setting")
+              for name in ("corpus_sae", "lm_sae")}
+    pd.testing.assert_frame_equal(sanity["corpus_sae"], sanity["lm_sae"])

@@ -163,3 +163,24 @@ def custom_record_options(wildcards):
 def tables_known_inputs(wildcards):
     known = tables_known_concepts(wildcards)
     return [known] if known else []
+
+
+# Input functions of own_corpus.smk (your own language model: kind corpus datasets, sae: of custom models).
+import neuroneval.external.corpus as corpus
+
+
+def corpus_dataset_spec(wildcards):
+    return corpus.corpus_spec(EXTERNAL, wildcards.corpus_dataset)
+
+
+def corpus_dataset_files(wildcards):
+    return corpus.corpus_inputs(EXTERNAL, wildcards.corpus_dataset)
+
+
+def corpus_sae_folder(wildcards):
+    return corpus.sae_folder(EXTERNAL, wildcards.custom_model, wildcards.layer)
+
+
+def corpus_sae_files(wildcards):
+    folder = corpus_sae_folder(wildcards)
+    return [folder] if folder else []

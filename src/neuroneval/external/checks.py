@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from neuroneval.external import own
+from neuroneval.external import corpus, own
 from neuroneval.external.config import (
     DATASET_PATH_KEYS,
     EMBEDDER_FAMILIES,
@@ -43,7 +43,7 @@ def check_external(config: Mapping[str, Any]) -> None:
     """
     external = external_block(config)
     datasets = external.get("datasets") or {}
-    own_kinds = (own.TABLES_KIND, own.ARRAY_KIND)
+    own_kinds = (own.TABLES_KIND, own.ARRAY_KIND, corpus.CORPUS_KIND)
     needs: dict[tuple[str, str], set[str]] = {}
     problems: dict[str, set[str]] = {}
     settings = config.get("settings", {})
@@ -60,6 +60,11 @@ def check_external(config: Mapping[str, Any]) -> None:
         if datasets[dataset].get("kind") in own_kinds:
             for problem in own.own_setting_problems(config, setting_name, setting):
                 problems.setdefault(problem, set()).add(setting_name)
+            if datasets[dataset].get("kind") == corpus.CORPUS_KIND:
+                for problem in corpus.corpus_setting_problems(config, setting_name, setting):
+                    problems.setdefault(problem, set()).add(setting_name)
+                if isinstance(datasets[dataset].get("tokenizer_model"), str):
+                    needs.setdefault(("models", datasets[dataset]["tokenizer_model"]), set()).add(setting_name)
             for unit in setting.get("units", []):
                 if unit.get("model") in own.custom_models(external):
                     needs.setdefault(("models", unit["model"]), set()).add(setting_name)
@@ -110,8 +115,10 @@ def _file_problems(external: Mapping[str, Any], section: str, name: str) -> list
     if name not in entries:
         return [f"external.{section} has no entry {name!r} ({sorted(entries)})"]
     spec = entries[name]
-    if spec.get("kind") in (own.TABLES_KIND, own.ARRAY_KIND) or spec.get("family") == own.CUSTOM_FAMILY:
-        keys = own.own_file_keys(external, section, name)
+    if spec.get("kind") == corpus.CORPUS_KIND:
+        keys = corpus.corpus_file_keys(external, section, name)
+    elif spec.get("kind") in (own.TABLES_KIND, own.ARRAY_KIND) or spec.get("family") == own.CUSTOM_FAMILY:
+        keys = own.own_file_keys(external, section, name) + corpus.corpus_file_keys(external, section, name)
     elif section == "datasets":
         keys = [(f"external.datasets.{name}.{key}", spec[key], is_folder)
                 for key, is_folder in DATASET_PATH_KEYS.items() if key in spec]

@@ -317,10 +317,12 @@ def _dataset_world(config: Mapping[str, Any], dataset: Any) -> tuple[str | None,
 
 
 def own_dataset_worlds(external: Mapping[str, Any]) -> dict[str, str]:
-    """``external_own`` for each ``kind: tables``/``array`` dataset (:mod:`neuroneval.external.own`)."""
-    from neuroneval.external import own
+    """``external_own`` for each ``kind: tables``/``array``/``corpus`` dataset (:mod:`neuroneval.external.own`,
+    :mod:`neuroneval.external.corpus`)."""
+    from neuroneval.external import corpus, own
 
-    return {name: "external_own" for name in [*own.tables_datasets(external), *own.array_datasets(external)]}
+    return {name: "external_own" for name in [*own.tables_datasets(external), *own.array_datasets(external),
+                                              *corpus.corpus_datasets(external)]}
 
 
 def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, layer: Any, *,
@@ -348,9 +350,11 @@ def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, 
         return [] if layer == LM_LAYER else [f"{key}.layer: {layer!r} is not a layer of language model {model!r} "
                                              f"(its units are the layer {LM_LAYER!r})"]
     if world == "external_own":
+        from neuroneval.external.corpus import corpus_unit_problems
         from neuroneval.external.own import own_unit_problems
 
-        return own_unit_problems(external, key, dataset, model, layer)
+        return [*own_unit_problems(external, key, dataset, model, layer),
+                *corpus_unit_problems(external, key, dataset, model, layer)]
     if world == "external_text":
         known = externals.language_models(external)
         if model not in known:
@@ -437,9 +441,10 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
+    from neuroneval.external.corpus import corpus_cosy_problems
     from neuroneval.external.own import cosy_problems
 
-    problems += cosy_problems(config)
+    problems += cosy_problems(config) + corpus_cosy_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
