@@ -71,3 +71,20 @@ def test_no_block_gives_rgb_in_the_unit_range() -> None:
 def test_non_uint8_images_are_refused() -> None:
     with pytest.raises(ValueError, match="expected uint8 images"):
         preprocess_images(IMAGES.astype(np.float32), ImagePreprocessing())
+
+
+def test_the_schema_restates_the_choices_of_the_options() -> None:
+    """workflow/schemas/params.schema.yaml checks a ``preprocess`` block before any job; its keys and enums must be
+    the options' fields and choices."""
+    import dataclasses
+    from pathlib import Path
+
+    import yaml
+
+    from neuroneval.external.preprocess import LAYOUTS
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow/schemas/params.schema.yaml").read_text())
+    block = schema["properties"]["external"]["properties"]["models"]["additionalProperties"]["properties"]["preprocess"]
+    assert set(block["properties"]) == {field.name for field in dataclasses.fields(ImagePreprocessing)}
+    assert tuple(block["properties"]["layout"]["enum"]) == LAYOUTS
+    assert block["properties"]["channels"]["enum"] == [1, 3]
