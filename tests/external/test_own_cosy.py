@@ -183,3 +183,27 @@ def test_snakemake_builds_cosy_on_the_custom_model_as_the_library_computes_it(us
     assert set(table2["setting"]) == {"mine_custom"}
     generative = pd.read_csv(workspace / "results/cosy/generative.csv")
     assert not generative.empty
+
+
+def test_a_cosy_setting_of_a_custom_model_is_of_kind_custom() -> None:
+    from neuroneval.pipeline.cosy_steps import cosy_setting_units, custom_units_path
+
+    config = own_params()
+    files = cosy_setting_units(config["settings"], ["mine_custom", "vit_final_gt"], ["digits_mlp"], ["digits_mlp"])
+    assert files["mine_custom"]["kind"] == "custom" and files["mine_custom"]["checkpoint"] is None
+    assert files["mine_custom"]["activations"] == "data/activations/mine_rows/digits_mlp/logits.parquet"
+    assert files["vit_final_gt"]["kind"] == "world"
+    assert custom_units_path("diffusers", "mine_custom") == "data/cosy/diffusers/units/mine_custom.parquet"
+
+
+def test_a_synthetic_table_of_other_images_is_refused_by_file(tmp_path: Path) -> None:
+    from neuroneval import io
+    from neuroneval.cosy.study import _custom_synthetic_units
+
+    table = tmp_path / "units.parquet"
+    io.write_activation_table(table, pd.DataFrame({"input_id": np.arange(4), "logits.0": np.zeros(4, np.float32)}),
+                              metadata={"model": "m", "layer": "logits", "dataset": "d", "pooling": "mean"})
+    values, names = _custom_synthetic_units({"synthetic": str(table)}, 4)
+    assert names == ["logits.0"] and values.shape == (4, 1)
+    with pytest.raises(ValueError, match=rf"{table}: expected the 5 images of the manifest as input_id 0..4"):
+        _custom_synthetic_units({"synthetic": str(table)}, 5)
