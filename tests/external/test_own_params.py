@@ -1,5 +1,5 @@
 """The parse-time params check knows your own datasets and models (kind: tables/array, family: custom): a valid
-overlay passes, a typo in one is named by its key path, CoSy on your setting is refused."""
+overlay passes, a typo in one is named by its key path, CoSy on your tables is refused."""
 
 from __future__ import annotations
 
@@ -62,8 +62,9 @@ def test_an_overlay_with_your_own_settings_passes() -> None:
          "external.models.digits_mlp"),
         (lambda c: c["external"]["models"]["digits_mlp"].update(factory="own_model.digits_mlp"),
          "external.models.digits_mlp.factory"),
-        (lambda c: c["cosy"].update(settings=["mine_custom"]),
-         "cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows')"),
+        (lambda c: c["cosy"].update(settings=["mine_tables"]),
+         "cosy.settings: 'mine_tables' is a setting of your own (dataset 'mine_tables'); CoSy runs the setting's "
+         "model on generated images"),
     ],
 )
 def test_a_mistake_in_your_own_setting_is_named_by_its_key(change, message: str) -> None:

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from neuroneval.external.config import model_files
+from neuroneval.external.own import custom_models
 from neuroneval.pipeline.code_deps import StepVersions
 from neuroneval.pipeline.params_check import canonical_config, check_params
 from neuroneval.pipeline.explain_steps import (
@@ -18,6 +19,7 @@ from neuroneval.pipeline.cosy_steps import (
     EMBEDDED_CHECKPOINT,
     cosy_setting_units,
     cosy_world_dir,
+    custom_units_path,
 )
 
 from neuroneval.settings import (
@@ -276,7 +278,10 @@ COSY_USER_FILES = {
 COSY_GENERATORS = list(COSY["generators"])
 COSY_EXTERNAL = config.get("external") or {}
 COSY_FILES = cosy_setting_units(
-    config["settings"], COSY["settings"], list(COSY_EXTERNAL.get("models") or {})
+    config["settings"],
+    COSY["settings"],
+    list(COSY_EXTERNAL.get("models") or {}),
+    custom_models(COSY_EXTERNAL),
 )
 COSY_WORLD = cosy_world_dir(COSY_FILES)
 COSY_CLIP = f"data/models/{COSY['clip']}.pt"
@@ -315,6 +320,11 @@ def cosy_evaluate_inputs(wildcards):
             for files in COSY_FILES.values()
             if files["kind"] == "external"
             for path in model_files(COSY_EXTERNAL, files["model"])
+        ],
+        "custom_units": [
+            custom_units_path(wildcards.generator, name)
+            for name, files in COSY_FILES.items()
+            if files["kind"] == "custom"
         ],
     }
     if COSY_WORLD is not None:

@@ -184,3 +184,39 @@ def corpus_sae_folder(wildcards):
 def corpus_sae_files(wildcards):
     folder = corpus_sae_folder(wildcards)
     return [folder] if folder else []
+
+
+# Input functions of cosy_custom_units in own.smk (CoSy on a setting of your own, its family custom model run on
+# the generated images).
+COSY_CUSTOM_SETTINGS = [
+    name for name, files in COSY_FILES.items() if files["kind"] == "custom"
+]
+
+
+def cosy_custom_model_name(wildcards):
+    return COSY_FILES[wildcards.cosy_custom_setting]["model"]
+
+
+def cosy_custom_model_spec(wildcards):
+    return own.record_spec(EXTERNAL, cosy_custom_model_name(wildcards))
+
+
+def cosy_custom_model_files(wildcards):
+    return own.model_inputs(EXTERNAL, cosy_custom_model_name(wildcards))
+
+
+def cosy_custom_layer(wildcards):
+    return COSY_FILES[wildcards.cosy_custom_setting]["layer"]
+
+
+def cosy_custom_preprocess(wildcards):
+    spec = EXTERNAL["models"][cosy_custom_model_name(wildcards)]
+    return dict(spec.get("preprocess") or {})
+
+
+def cosy_custom_array_images(wildcards):
+    """The images file of the setting's array dataset (its rows' shape is what the preprocessing must give)."""
+    dataset = COSY_FILES[wildcards.cosy_custom_setting]["dataset"]
+    if dataset not in own.array_datasets(EXTERNAL):
+        return None
+    return own.array_spec(EXTERNAL, dataset)["images"]

@@ -8,6 +8,7 @@ wildcard_constraints:
     tables_source="|".join(own.tables_sources(EXTERNAL)) or "NO_TABLES_SOURCE",
     array_dataset="|".join(own.array_datasets(EXTERNAL)) or "NO_ARRAY_DATASET",
     custom_model="|".join(own.custom_models(EXTERNAL)) or "NO_CUSTOM_MODEL",
+    cosy_custom_setting="|".join(COSY_CUSTOM_SETTINGS) or "NO_COSY_CUSTOM_SETTING",
 
 
 rule external_tables_activations:
@@ -80,6 +81,35 @@ rule external_custom_activations:
         dataset=array_dataset_spec,
         model=custom_model_spec,
         record=custom_record_options,
+        runtime=EXTERNAL_RUNTIME,
+    script:
+        "../scripts/step.py"
+
+
+rule cosy_custom_units:
+    input:
+        cosy_custom_model_files,
+        manifest="data/cosy/{generator}/manifest.parquet",
+    output:
+        "data/cosy/{generator}/units/{cosy_custom_setting}.parquet",
+    log:
+        "logs/cosy/units_{generator}_{cosy_custom_setting}.log",
+    benchmark:
+        "logs/benchmarks/cosy_units_{generator}_{cosy_custom_setting}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        gpu=EXTERNAL_GPUS,
+    params:
+        step=step_version("cosy_custom_units"),
+        model_name=cosy_custom_model_name,
+        model=cosy_custom_model_spec,
+        layer=cosy_custom_layer,
+        preprocess=cosy_custom_preprocess,
+        array_images=cosy_custom_array_images,
+        pooling=config["activations"]["pooling"],
         runtime=EXTERNAL_RUNTIME,
     script:
         "../scripts/step.py"

@@ -57,3 +57,36 @@ def external_units(spec: Mapping[str, Any], images: np.ndarray, *, layer: str, c
                         concept_prefixes=spec.get("concept_prefixes", ["attr:"]), pooling=pooling, device=target,
                         desc=f"cosy {layer}")
     return units.values, list(units.unit_names)
+
+
+def custom_units(record_spec: Mapping[str, Any], images: np.ndarray, *, layer: str, preprocessing: Any,
+                 input_shape: Sequence[int] | None = None, key: str = "the custom model", batch_size: int = 64,
+                 pooling: str = "mean", device: str = "cpu") -> tuple[np.ndarray, list[str]]:
+    """(N, K) float32 activations of ``layer`` of your own model (``family: custom``) on ``uint8`` images, and the
+    unit names ``<layer>.<i>``.
+
+    The images become model inputs by the model's declared preprocessing
+    (:func:`neuroneval.external.preprocess.preprocess_images`), are written as one array and recorded by
+    :func:`~neuroneval.external.own.record_custom_layer`, the path that recorded the setting's own inputs, so
+    synthetic and control activations come from the same forward pass, hooks and pooling. ``input_shape``: the
+    shape of one row of the setting's array dataset; preprocessed inputs of another shape raise ``ValueError``
+    naming ``key``.
+    """
+    import tempfile
+
+    from neuroneval.external.own import record_custom_layer
+    from neuroneval.external.preprocess import preprocess_images
+
+    inputs = preprocess_images(images, preprocessing)
+    if input_shape is not None and tuple(inputs.shape[1:]) != tuple(input_shape):
+        raise ValueError(f"{key}.preprocess turns images into inputs of shape {tuple(inputs.shape[1:])}, but the "
+                         f"setting's array rows have shape {tuple(input_shape)}: declare image_size, channels, "
+                         "layout and flatten so they match (docs/your_model.md)")
+    with tempfile.TemporaryDirectory(prefix="neuroneval-cosy-") as scratch:
+        array = Path(scratch) / "images.npy"
+        np.save(array, inputs)
+        frame, _ = record_custom_layer(record_spec, array, layer, Path(scratch) / "recorded", class_names=[],
+                                       options={"batch_size": int(batch_size), "pooling": pooling,
+                                                "device": device})
+    unit_names = [column for column in frame.columns if column != "input_id"]
+    return frame[unit_names].to_numpy(dtype=np.float32), unit_names

@@ -12,8 +12,10 @@ images (its probing set) are compared with their activations on the synthetic im
 * ``samples``     a few units' activations on control, true and random images (the distribution figure).
 
 World classifiers see the synthetic images resized to the world's size, external classifiers through their own
-preprocessing. The template study and Table 8's intraclass similarity embed images with the tiny CLIP and
-compare with the vision world's natural images, so they run for vision-world settings only.
+preprocessing; your own models (``family: custom``) are run on them beforehand (rule ``cosy_custom_units``: their
+declared ``preprocess``, then recorded as their control inputs were) and their table is read here. The template
+study and Table 8's intraclass similarity embed images with the tiny CLIP and compare with the vision world's
+natural images, so they run for vision-world settings only.
 """
 
 from __future__ import annotations
@@ -62,10 +64,12 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
                        external: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
     """The :data:`GENERATOR_TABLES` of one generator (see the module docstring).
 
-    ``settings``: each CoSy setting's files (``kind``, ``activations``, ``concepts``, ``checkpoint``, ``layer``,
-    ``model``), as the workflow lays them out; ``options``: the ``cosy:`` block; ``extraction``: the
-    ``activations:`` block (batch size, pooling); ``world``: the vision world of the world settings (their
-    control set) with ``clip_file`` the tiny CLIP that embeds images, or ``None`` when every setting is external.
+    ``settings``: each CoSy setting's files (``kind``: world, external or custom; ``activations``, ``concepts``,
+    ``checkpoint``, ``layer``, ``model``; a custom setting's ``synthetic``: its model's table on the manifest's
+    images, :func:`~neuroneval.cosy.activations.custom_units`), as the workflow lays them out; ``options``: the
+    ``cosy:`` block; ``extraction``: the ``activations:`` block (batch size, pooling); ``world``: the vision world
+    of the world settings (their control set) with ``clip_file`` the tiny CLIP that embeds images, or ``None``
+    when no setting is on the vision world.
     """
     from neuroneval.cosy.synthesis import load_images, resize_images
 
@@ -153,6 +157,8 @@ def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Se
     if paths["kind"] == "world":
         return classifier_units(paths["checkpoint"], world_images, layer=paths["layer"], hierarchy=hierarchy,
                                 batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
+    if paths["kind"] == "custom":
+        return _custom_synthetic_units(paths, len(image_paths))
     from neuroneval.external.config import model_spec
 
     _, concept_metadata = io.read_concept_table(paths["concepts"])
@@ -160,6 +166,17 @@ def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Se
                           layer=paths["layer"], concept_metadata=concept_metadata,
                           batch_size=int(external.get("batch_size", 64)), pooling=extraction["pooling"],
                           device=str(external.get("device", "auto")))
+
+
+def _custom_synthetic_units(paths: Mapping[str, Any], n_images: int) -> tuple[np.ndarray, list[str]]:
+    """Your own model's units on the synthetic images: the table ``paths["synthetic"]`` recorded by
+    :func:`neuroneval.cosy.activations.custom_units` (one row per manifest row, in its order)."""
+    frame, _ = io.read_activation_table(paths["synthetic"])
+    if len(frame) != n_images or not np.array_equal(frame[io.ID_COLUMN].to_numpy(), np.arange(n_images)):
+        raise ValueError(f"{paths['synthetic']}: expected the {n_images} images of the manifest as input_id "
+                         f"0..{n_images - 1}, got {len(frame)} rows; record them again")
+    unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
+    return io.value_matrix(frame), unit_names
 
 
 def _natural_embeddings(clip_file: str | Path | None, world: Any, explanations: pd.DataFrame,

@@ -298,6 +298,12 @@ def import_activation_table(path: str | Path, known_file: str | Path | None) -> 
     return frame, metadata
 
 
+def array_row_shape(images: str | Path) -> tuple[int, ...]:
+    """The shape of one input (one row) of an array dataset's ``images`` file: what a custom model's
+    preprocessing must give."""
+    return tuple(int(size) for size in _image_rows(images).shape[1:])
+
+
 def _image_rows(images: str | Path) -> np.ndarray:
     path = Path(images)
     if path.suffix == ".npz":
@@ -306,16 +312,26 @@ def _image_rows(images: str | Path) -> np.ndarray:
     return np.load(path, mmap_mode="r")
 
 
-#: Params keys whose settings CoSy runs: it runs the setting's model on generated images, which a table cannot do
-#: and the workflow does not do for a custom model yet.
+#: Params keys whose settings CoSy runs on generated images: ``cosy`` runs a setting of your own whose model is a
+#: ``family: custom`` model (through its ``preprocess``); ``explain.cosy`` runs the vision-world settings only.
 COSY_SETTING_KEYS = (("cosy", "settings"), ("cosy", "generative", "settings"), ("explain", "cosy", "settings"))
 
 
 def cosy_problems(config: Mapping[str, Any]) -> list[str]:
-    """A setting of your own (a tables or array dataset) named where CoSy would run it (:data:`COSY_SETTING_KEYS`)."""
+    """A setting of your own (a tables or array dataset) named where CoSy cannot run it (:data:`COSY_SETTING_KEYS`).
+
+    ``cosy.settings`` and ``cosy.generative.settings`` take a setting of your own whose one model is a ``family:
+    custom`` model (the workflow runs it on the generated images through :mod:`neuroneval.external.preprocess`)
+    when ``cosy.generators`` names a generator of new images (``embedded`` or ``diffusers``; the ``oracle`` renders
+    the vision world only). Tables without a runnable model, and ``explain.cosy.settings``, are refused with the
+    key and the reason. (The schema checks a ``preprocess`` block's keys and types, and
+    :class:`~neuroneval.external.preprocess.ImagePreprocessing` the rest when the model is run.)
+    """
     external = external_block(config)
     own_datasets = {*tables_datasets(external), *array_datasets(external)}
+    runnable_models = custom_models(external)
     settings = config.get("settings") or {}
+    generators = list((config.get("cosy") or {}).get("generators") or [])
     problems = []
     for path in COSY_SETTING_KEYS:
         value: Any = config
@@ -323,8 +339,22 @@ def cosy_problems(config: Mapping[str, Any]) -> list[str]:
             value = value.get(key) if isinstance(value, Mapping) else None
         names = [value] if isinstance(value, str) else list(value or [])
         for name in names:
-            if (settings.get(name) or {}).get("dataset") in own_datasets:
-                problems.append(f"{'.'.join(path)}: {name!r} is a setting of your own (dataset "
-                                f"{settings[name]['dataset']!r}); CoSy runs the model on generated images, which "
-                                "the workflow does not do for your tables or custom models (docs/your_model.md)")
+            setting = settings.get(name) or {}
+            dataset = setting.get("dataset")
+            if dataset not in own_datasets:
+                continue
+            where = f"{'.'.join(path)}: {name!r} is a setting of your own (dataset {dataset!r})"
+            models = [unit.get("model") for unit in setting.get("units") or []]
+            if path[0] == "explain":
+                problems.append(f"{where}; explain.cosy scores the explanation benchmark's files on the vision "
+                                "world only: score your units' explanations with cosy.settings (docs/your_model.md)")
+            elif len(models) != 1 or models[0] not in runnable_models:
+                problems.append(f"{where}; CoSy runs the setting's model on generated images, and its model "
+                                f"{models[0] if len(models) == 1 else models!r} is not a family: custom model of "
+                                f"external.models ({runnable_models}) that the workflow can run: a table cannot "
+                                "be run on new images (docs/your_model.md)")
+            elif not [generator for generator in generators if generator != "oracle"]:
+                problems.append(f"{where}; its model runs on generated images, but cosy.generators {generators} "
+                                "names no generator of new images (embedded or diffusers; the oracle renders the "
+                                "vision world only)")
     return problems

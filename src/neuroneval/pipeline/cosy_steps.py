@@ -34,14 +34,15 @@ EMBEDDED_CHECKPOINT = "data/cosy_models/diffusion"
 WORLD_CLASSIFIER_LAYERS = ("softmax", "logits", "superclass", "concepts")
 
 
-def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str],
-                       external_models: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str], external_models: Sequence[str] = (),
+                       custom_models: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """The files of each CoSy setting: ``model``, ``layer``, ``dataset``, ``activations``, ``concepts``, ``truth``,
     ``kind`` and ``checkpoint``.
 
     A CoSy setting probes one activation table. ``kind`` is ``world`` for a classifier trained in the DAG on the
-    vision world (``checkpoint`` = ``data/models/<model>.pt``, dataset ``vision_*``) and ``external`` for a model
-    of ``external.models`` (the paper profile; ``checkpoint`` is None, the model is loaded from its spec). The
+    vision world (``checkpoint`` = ``data/models/<model>.pt``, dataset ``vision_*``), ``external`` for a model
+    of ``external.models`` (the paper profile; ``checkpoint`` is None, the model is loaded from its spec), and
+    ``custom`` for one of them that is your own (``family: custom``, run through its declared ``preprocess``). The
     control images are always the setting's dataset. Raises ``ValueError`` naming the setting otherwise.
     """
     from neuroneval.settings import activation_path, concept_path, truth_path
@@ -61,10 +62,15 @@ def cosy_setting_units(settings: Mapping[str, Any], names: Sequence[str],
             "activations": str(activation_path(setting["dataset"], units["model"], units["layer"])),
             "concepts": str(concept_path(setting["dataset"], "labels")),
             "truth": str(truth_path(name)),
-            "kind": "external" if external else "world",
+            "kind": ("custom" if units["model"] in custom_models else "external") if external else "world",
             "checkpoint": None if external else f"data/models/{units['model']}.pt",
         }
     return files
+
+
+def custom_units_path(generator: str, setting: str) -> str:
+    """Where rule ``cosy_custom_units`` records a custom CoSy setting's model on one generator's images."""
+    return f"data/cosy/{generator}/units/{setting}.parquet"
 
 
 def cosy_world_dir(files: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -176,11 +182,16 @@ def cosy_evaluate(job: StepIO) -> None:
     from neuroneval.cosy.options import CosyOptions
     from neuroneval.cosy.study import GENERATOR_TABLES, evaluate_generator, read_explanation_table
     from neuroneval.cosy.synthesis import read_manifest
+    from neuroneval.external.own import custom_models
     from neuroneval.worlds import load_vision_world
 
     options = CosyOptions.from_params(job.params.cosy)
     external = getattr(job.params, "external", None) or {}
-    settings = cosy_setting_units(job.params.settings, options.settings, list(external.get("models") or {}))
+    settings = cosy_setting_units(job.params.settings, options.settings, list(external.get("models") or {}),
+                                  custom_models(external))
+    custom = [name for name, paths in settings.items() if paths["kind"] == "custom"]
+    for name, table in zip(custom, getattr(job.input, "custom_units", []), strict=True):
+        settings[name] = {**settings[name], "synthetic": table}
     world_dir = getattr(job.input, "world", None)
     tables = evaluate_generator(
         read_explanation_table(job.input.explanations), read_manifest(job.input.manifest),

@@ -68,3 +68,33 @@ def external_tables_concepts(job: StepIO) -> None:
     metadata.setdefault("source", job.wildcards.tables_source.replace("-", ":", 1))
     metadata.setdefault("concepts", concepts)
     io.write_concept_table(job.output[0], frame, metadata=metadata)
+
+
+def cosy_custom_units(job: StepIO) -> None:
+    """Your own model (a CoSy setting's ``family: custom`` model) on one generator's images, through its declared
+    ``preprocess`` (:func:`neuroneval.cosy.activations.custom_units`): one row per manifest row, ``input_id`` its
+    position, for ``cosy_evaluate``."""
+    import pandas as pd
+
+    from neuroneval.cosy.activations import custom_units
+    from neuroneval.cosy.synthesis import load_images, read_manifest
+    from neuroneval.external.images import resolve_device
+    from neuroneval.external.own import array_row_shape
+    from neuroneval.external.preprocess import ImagePreprocessing
+
+    key, setting = f"external.models.{job.params.model_name}", job.wildcards.cosy_custom_setting
+    manifest = read_manifest(job.input.manifest)
+    images = load_images(Path(job.input.manifest).parent, manifest["path"].tolist())
+    values, unit_names = custom_units(
+        job.params.model, images, layer=job.params.layer,
+        preprocessing=ImagePreprocessing.of_model({"preprocess": job.params.preprocess}, key=key),
+        input_shape=array_row_shape(job.params.array_images) if job.params.array_images else None, key=key,
+        batch_size=int(job.params.runtime["batch_size"]), pooling=job.params.pooling,
+        device=str(resolve_device(job.params.runtime["device"])))
+    frame = pd.DataFrame({io.ID_COLUMN: range(len(images)), **dict(zip(unit_names, values.T, strict=True))})
+    io.write_activation_table(job.output[0], frame, metadata={
+        "model": job.params.model_name, "layer": job.params.layer, "dataset": f"cosy/{job.wildcards.generator}",
+        "pooling": job.params.pooling, "dtype": "float32", "unit_concepts": {}, "setting": setting,
+        "manifest": str(job.input.manifest)})
+    print(json.dumps({"setting": setting, "generator": job.wildcards.generator,
+                      "images": len(images), "units": len(unit_names)}))
