@@ -118,6 +118,36 @@ def test_cosy_claims_per_generator() -> None:
     assert g1.verdict == "holds" and g2.verdict == "differs" and "0.700 < 0.90" in g2.reason
 
 
+def _natural(generator: str, auc_natural: list[float], auc_synthetic: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"setting": "s", "generator": generator, "unit": [f"u{i}" for i in range(len(auc_natural))],
+                         "auc_natural": auc_natural, "auc_synthetic": auc_synthetic,
+                         "mad_natural": 2.0, "mad_synthetic": 0.5})
+
+
+def test_cosy_claim_that_differs_states_the_synthetic_vs_natural_gap() -> None:
+    table2 = pd.DataFrame({"setting": "s", "generator": ["oracle", "oracle", "embedded", "embedded"],
+                           "control": "all", "method": ["true", "random"] * 2, "auc_mean": [0.97, 0.52, 0.7, 0.5],
+                           "auc_std": 0.05, "n_units": 3})
+    natural = pd.concat([_natural("oracle", [0.99] * 3, [0.98] * 3),
+                         _natural("embedded", [0.98, 0.96, 0.94], [0.80, 0.70, 0.60])])
+    oracle, embedded = fc.cosy_claims(table2, natural)
+    assert oracle.verdict == "holds" and oracle.reason == ""
+    gap = np.array([0.18, 0.26, 0.34])  # natural − synthetic per unit
+    half = 1.959963984540054 * gap.std(ddof=1) / np.sqrt(3)  # scipy.stats.norm.ppf(0.975) · SE
+    assert embedded.verdict == "differs" and "0.700 < 0.90" in embedded.reason
+    assert "3 units' natural images of their own class reach AUC 0.960 (MAD 2.00)" in embedded.reason
+    assert "embedded's images of it 0.700 (MAD 0.50)" in embedded.reason
+    assert f"natural − synthetic AUC {gap.mean():+.3f} [{gap.mean() - half:+.3f}, {gap.mean() + half:+.3f}]" \
+        in embedded.reason
+    assert "the shortfall is embedded's synthetic-vs-natural gap, not the units" in embedded.reason
+    # natural images that fall short too put the cause on the units; no natural rows leave the numbers alone
+    (units_limit,) = fc.cosy_claims(table2[table2["generator"] == "embedded"],
+                                    _natural("embedded", [0.7, 0.8, 0.75], [0.6, 0.7, 0.8]))
+    assert "stay below 0.90 too: the units, not embedded, limit the AUC" in units_limit.reason
+    (bare,) = fc.cosy_claims(table2[table2["generator"] == "embedded"], _natural("oracle", [0.9] * 3, [0.9] * 3))
+    assert bare.reason == "true AUC 0.700 < 0.90; random AUC 0.500"
+
+
 def _published_runs(seed: int) -> pd.DataFrame:
     """Runs that reproduce every published cell exactly (n = 500,000, 1,000 draws, small standard errors)."""
     from neuroneval.sanity.theoretical_reference import load_theoretical_reference

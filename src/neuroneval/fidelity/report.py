@@ -44,6 +44,7 @@ class FidelityInputs:
     crowd_units: Path
     crowd_concepts: Path
     cosy_table2: Path
+    cosy_natural: Path
     concepteval_reliability: Path
     concepteval_validity: Path
     concepteval_mtmm: Path
@@ -68,6 +69,13 @@ def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
 def _read_optional(path: Path) -> pd.DataFrame:
     """A table that may be empty (a header-less file when its block scores nothing)."""
     return pd.read_csv(path) if Path(path).stat().st_size > 1 else pd.DataFrame()
+
+
+def _natural_table(path: Path) -> pd.DataFrame:
+    """``results/cosy/natural.csv``, which may be empty (no vision-world setting); its columns checked otherwise."""
+    frame = _read_optional(path)
+    return frame if frame.empty else _read(path, ("setting", "generator", "auc_natural", "auc_synthetic",
+                                                  "mad_natural", "mad_synthetic"))
 
 
 def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
@@ -126,7 +134,11 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
         *claim_builders.crowd_agreement_claims(
             _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
         ),
-        *claim_builders.cosy_claims(_read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean"))),
+        *claim_builders.cosy_claims(
+            _read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean")),
+            _natural_table(inputs.cosy_natural),
+            source=f"{inputs.cosy_table2}, {inputs.cosy_natural}",
+        ),
         *claim_builders.concepteval_claims(
             _read(inputs.concepteval_reliability, ("model", "measure", "statistic", "run", "value")),
             _read(inputs.concepteval_validity, ("model", "criterion", "measure", "statistic", "value")),
