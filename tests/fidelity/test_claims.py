@@ -105,7 +105,7 @@ def test_crowd_claims_explain_an_embedded_factor_by_its_rarity() -> None:
                            "ci_low": [4.0, 31.0, 2.0, 2.1], "ci_high": [7.0, 56.0, 4.0, 4.9]})
     summary = pd.DataFrame({"baseline": ["uniform", "majority"], "method": ["pseudo", "bayes_pseudo"],
                             "unit_group": "all", "factor": [3.0, 1.2], "ci_low": [2.0, 1.0], "ci_high": [4.0, 1.4]})
-    claims = fc.crowd_claims(rarity, summary, 0.008, paper_rarity=0.001)
+    claims = fc.crowd_claims(rarity, summary, 0.008, class_rarity=0.001)
     assert [c.verdict for c in claims] == ["holds", "differs", "holds", "differs"]
     assert "median rarity 0.800%" in claims[1].reason and "γ=0.01 gives 5.0×" in claims[1].reason
 

@@ -55,7 +55,7 @@ class FidelityInputs:
     explain_cosy: Path
     explain_crowd: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
-    paper_rarity: float = 0.001
+    class_rarity: float = 0.001
 
 
 def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -126,7 +126,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.crowd_rarity, ("rarity", "baseline", "method", "factor")),
             _read(inputs.crowd_summary, ("baseline", "method", "unit_group", "factor")),
             embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
-            paper_rarity=inputs.paper_rarity,
+            class_rarity=inputs.class_rarity,
         ),
         *claim_builders.le_best_claims(table2),
         *claim_builders.broden_claims(table1, table2),
