@@ -324,3 +324,15 @@ def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
     assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
     assert claim.reason == "a/p: invert_l1 0.200 beats LE 0.100" and "0.1946" in claim.paper_value
     assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"
+
+
+def test_natural_table_may_be_empty_and_names_a_missing_column(tmp_path) -> None:
+    from neuroneval.fidelity.report import _natural_table
+
+    empty = tmp_path / "natural.csv"
+    empty.write_text("\n")
+    assert _natural_table(empty).empty
+    partial = tmp_path / "partial.csv"
+    pd.DataFrame({"setting": ["s"], "generator": ["g"], "auc_natural": [0.9]}).to_csv(partial, index=False)
+    with pytest.raises(ValueError, match=r"partial.csv: missing column\(s\) \['auc_synthetic'"):
+        _natural_table(partial)
