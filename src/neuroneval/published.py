@@ -210,7 +210,8 @@ SHIFT_COSINE = BeforeAfter(before=0.8985, after=0.0443)
 SHIFT_CORRELATION = BeforeAfter(before=0.8883, after=0.8883)
 
 #: Paper 001 (abstract, Sec. 4.1, Fig. 2a): labelling-cost reduction of pseudo-label importance sampling over
-#: uniform sampling at equal correlation error, on ImageNet units (one class ≈ 0.1 % of the inputs).
+#: uniform sampling at equal correlation error, on ImageNet units explained by class and superclass labels (001
+#: prints no concept rarity; "one class ≈ 0.1 % of the inputs" is paper 000's note, App. F.1).
 CROWD_IS_FACTOR = 30.0
 #: Paper 001 (abstract, Sec. 4.2, Fig. 3a): further reduction from Bayesian aggregation with a pseudo-label
 #: prior over majority vote.

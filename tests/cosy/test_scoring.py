@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
@@ -108,11 +110,52 @@ def test_separated_sets_give_extreme_scores() -> None:
     assert reverse["auc"][0] == 0.0 and reverse["mad"][0] < 0
 
 
-def test_constant_control_gives_nan_mad_with_warning() -> None:
-    with pytest.warns(RuntimeWarning, match="constant on the control"):
-        scores = cosy_scores(np.ones((5, 2)), np.array([[2.0, 0.5], [3.0, 1.0]]))
-    assert np.isnan(scores["mad"]).all()
-    assert scores["auc"].tolist() == [1.0, 0.25]  # 0.5 loses to all five 1s, 1.0 ties them: 2.5 / 10
+def _reference_mad(control: np.ndarray, synthetic: np.ndarray) -> float:
+    """A transcription of the authors' rule (lkopf/cosy ``src/evaluation.py``): 0 when the control std is 0."""
+    spread = float(np.std(control, ddof=1))  # torch's Tensor.std is the unbiased (n − 1) estimator
+    return 0.0 if spread == 0 else (float(np.mean(synthetic)) - float(np.mean(control))) / spread
+
+
+@pytest.mark.parametrize(("synthetic", "above", "below"), [
+    ([2.0, 3.0], 1, 0),    # synthetic above the constant: Eq. 4 would be +inf
+    ([0.25, 0.5], 0, 1),   # below it: −inf
+])
+def test_constant_control_gives_the_reference_zero_mad_for_either_sign(synthetic: list[float], above: int,
+                                                                        below: int) -> None:
+    control = np.ones(5)
+    message = rf"\({above} with a higher, {below} with a lower synthetic mean\): MAD is 0"
+    with pytest.warns(RuntimeWarning, match=message):
+        scores = cosy_scores(control, np.array(synthetic))
+    assert scores["mad"][0] == 0.0 == _reference_mad(control, np.array(synthetic))
+    assert scores["auc"][0] == above  # every synthetic value above (AUC 1) or below (AUC 0) the constant
+
+
+def test_constant_control_with_the_same_synthetic_mean_gives_zero_mad_silently() -> None:
+    # dead unit: constant 0 on control and synthetic images -> Eq. 4's numerator is 0, MAD 0, nothing hidden
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = cosy_scores(np.zeros((6, 2)), np.array([[0.0, 1.0], [0.0, 1.0]]) * [[1, 0]])
+    assert scores["mad"].tolist() == [0.0, 0.0] and scores["auc"].tolist() == [0.5, 0.5]
+
+
+def test_constant_control_units_are_scored_beside_ordinary_ones() -> None:
+    control = np.column_stack([np.ones(5), np.arange(5.0)])
+    synthetic = np.array([[2.0, 0.5], [3.0, 1.0]])
+    with pytest.warns(RuntimeWarning, match="1 unit"):
+        scores = cosy_scores(control, synthetic)
+    assert scores["mad"][0] == 0.0
+    assert scores["mad"][1] == pytest.approx((0.75 - 2.0) / np.sqrt(2.5))  # closed form: var(0..4, ddof 1) = 2.5
+    assert scores["mad"][1] == pytest.approx(_reference_mad(control[:, 1], synthetic[:, 1]))
+    # 0.5 beats 0 (1 pair), 1.0 beats 0 and ties 1 (1.5 pairs): 2.5 / 10, as sklearn's ROC AUC
+    assert scores["auc"].tolist() == [1.0, 0.25]
+    pooled = np.concatenate([control[:, 1], synthetic[:, 1]])
+    assert scores["auc"][1] == pytest.approx(roc_auc_score([0] * 5 + [1] * 2, pooled))
+
+
+def test_single_control_image_gives_nan_mad_with_warning() -> None:
+    with pytest.warns(RuntimeWarning, match="one control image"):
+        scores = cosy_scores(np.array([[1.0]]), np.array([[2.0], [3.0]]))
+    assert np.isnan(scores["mad"][0]) and scores["auc"][0] == 1.0
 
 
 @pytest.mark.parametrize(("control", "synthetic", "message"), [

@@ -115,7 +115,7 @@ def test_crowd_claims_explain_an_embedded_factor_by_its_rarity() -> None:
                            "ci_low": [4.0, 31.0, 2.0, 2.1], "ci_high": [7.0, 56.0, 4.0, 4.9]})
     summary = pd.DataFrame({"baseline": ["uniform", "majority"], "method": ["pseudo", "bayes_pseudo"],
                             "unit_group": "all", "factor": [3.0, 1.2], "ci_low": [2.0, 1.0], "ci_high": [4.0, 1.4]})
-    claims = fc.crowd_claims(rarity, summary, 0.008, paper_rarity=0.001)
+    claims = fc.crowd_claims(rarity, summary, 0.008, class_rarity=0.001)
     assert [c.verdict for c in claims] == ["holds", "differs", "holds", "differs"]
     assert "median rarity 0.800%" in claims[1].reason and "γ=0.01 gives 5.0×" in claims[1].reason
 
@@ -126,6 +126,36 @@ def test_cosy_claims_per_generator() -> None:
                            "auc_std": 0.05, "n_units": 8})
     g1, g2 = fc.cosy_claims(table2)
     assert g1.verdict == "holds" and g2.verdict == "differs" and "0.700 < 0.90" in g2.reason
+
+
+def _natural(generator: str, auc_natural: list[float], auc_synthetic: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"setting": "s", "generator": generator, "unit": [f"u{i}" for i in range(len(auc_natural))],
+                         "auc_natural": auc_natural, "auc_synthetic": auc_synthetic,
+                         "mad_natural": 2.0, "mad_synthetic": 0.5})
+
+
+def test_cosy_claim_that_differs_states_the_synthetic_vs_natural_gap() -> None:
+    table2 = pd.DataFrame({"setting": "s", "generator": ["oracle", "oracle", "embedded", "embedded"],
+                           "control": "all", "method": ["true", "random"] * 2, "auc_mean": [0.97, 0.52, 0.7, 0.5],
+                           "auc_std": 0.05, "n_units": 3})
+    natural = pd.concat([_natural("oracle", [0.99] * 3, [0.98] * 3),
+                         _natural("embedded", [0.98, 0.96, 0.94], [0.80, 0.70, 0.60])])
+    oracle, embedded = fc.cosy_claims(table2, natural)
+    assert oracle.verdict == "holds" and oracle.reason == ""
+    gap = np.array([0.18, 0.26, 0.34])  # natural − synthetic per unit
+    half = 1.959963984540054 * gap.std(ddof=1) / np.sqrt(3)  # scipy.stats.norm.ppf(0.975) · SE
+    assert embedded.verdict == "differs" and "0.700 < 0.90" in embedded.reason
+    assert "3 units' natural images of their own class reach AUC 0.960 (MAD 2.00)" in embedded.reason
+    assert "embedded's images of it 0.700 (MAD 0.50)" in embedded.reason
+    assert f"natural − synthetic AUC {gap.mean():+.3f} [{gap.mean() - half:+.3f}, {gap.mean() + half:+.3f}]" \
+        in embedded.reason
+    assert "the shortfall is embedded's synthetic-vs-natural gap, not the units" in embedded.reason
+    # natural images that fall short too put the cause on the units; no natural rows leave the numbers alone
+    (units_limit,) = fc.cosy_claims(table2[table2["generator"] == "embedded"],
+                                    _natural("embedded", [0.7, 0.8, 0.75], [0.6, 0.7, 0.8]))
+    assert "stay below 0.90 too: the units, not embedded, limit the AUC" in units_limit.reason
+    (bare,) = fc.cosy_claims(table2[table2["generator"] == "embedded"], _natural("oracle", [0.9] * 3, [0.9] * 3))
+    assert bare.reason == "true AUC 0.700 < 0.90; random AUC 0.500"
 
 
 def _published_runs(seed: int) -> pd.DataFrame:
@@ -327,3 +357,15 @@ def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
     assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
     assert claim.reason == "a/p: invert_l1 0.200 beats LE 0.100" and "0.1946" in claim.paper_value
     assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"
+
+
+def test_natural_table_may_be_empty_and_names_a_missing_column(tmp_path) -> None:
+    from neuroneval.fidelity.report import _natural_table
+
+    empty = tmp_path / "natural.csv"
+    empty.write_text("\n")
+    assert _natural_table(empty).empty
+    partial = tmp_path / "partial.csv"
+    pd.DataFrame({"setting": ["s"], "generator": ["g"], "auc_natural": [0.9]}).to_csv(partial, index=False)
+    with pytest.raises(ValueError, match=r"partial.csv: missing column\(s\) \['auc_synthetic'"):
+        _natural_table(partial)

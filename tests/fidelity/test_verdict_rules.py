@@ -300,11 +300,33 @@ def test_crowd_claims_take_the_factor_verdict_and_cite_the_paper_text() -> None:
     summary = pd.DataFrame({"baseline": ["uniform", "majority"], "method": ["pseudo", "bayes_pseudo"],
                             "unit_group": "all", "factor": [1.0, 1.0], "ci_low": [0.5, 0.5], "ci_high": [1.5, 1.5]})
     planted_is, embedded_is, planted_bayes, embedded_bayes = fc.crowd_claims(rarity, summary, 0.01,
-                                                                             paper_rarity=0.001)
+                                                                             class_rarity=0.001)
     assert (planted_is.verdict, planted_bayes.verdict) == ("within_noise", "holds")
     assert (embedded_is.verdict, embedded_bayes.verdict) == ("differs", "differs")
     assert "planted study measures 14.0× [10.0, 16.0]" in planted_is.reason
     assert {c.paper_source for c in (planted_is, embedded_bayes)} == {"paper text"}
+
+
+def test_crowd_claims_report_the_rarity_sweep_without_attributing_one_class_rarity_to_001() -> None:
+    # 001 prints no concept rarity (class and superclass labels); γ = 0.001 is paper 000's "0.1 %" per ImageNet class
+    rarity = pd.DataFrame({"rarity": [0.1, 0.01, 0.001] * 2, "baseline": ["uniform"] * 3 + ["majority"] * 3,
+                           "method": ["pseudo"] * 3 + ["bayes_pseudo"] * 3,
+                           "factor": [2.0, 9.0, 28.0, 1.5, 3.0, 6.0], "ci_low": 1.0, "ci_high": 40.0})
+    summary = pd.DataFrame({"baseline": ["uniform", "majority"], "method": ["pseudo", "bayes_pseudo"],
+                            "unit_group": "all", "factor": [2.0, 1.0], "ci_low": [1.5, 0.8], "ci_high": [2.5, 1.2]})
+    claims = fc.crowd_claims(rarity, summary, 0.05, class_rarity=0.001)
+    assert len(claims) == 4
+    for claim in claims:
+        assert "0.001" not in claim.paper_value and "0.1" not in claim.paper_value and "γ" not in claim.paper_value
+        assert "rarity not stated" in claim.paper_value
+    planted_is, embedded_is = claims[0], claims[1]
+    assert "sweep γ=0.1: 2.0×; γ=0.01: 9.0×; γ=0.001: 28.0×" in planted_is.our_value
+    assert "0.1 % of the inputs per paper 000 App. F.1; 001 states no rarity" in planted_is.our_value
+    assert "one ImageNet class, γ = 0.001" in planted_is.claim
+    assert embedded_is.verdict == "differs" and "paper 000 App. F.1" in embedded_is.reason
+    assert "paper ≈" not in embedded_is.reason
+    (missing, _) = fc.crowd_claims(rarity[rarity["rarity"] > 0.001], summary.iloc[:0], 0.05, class_rarity=0.001)
+    assert missing.verdict == "not_testable" and "lacks γ = 0.001" in missing.reason
 
 
 # --- 002: CoSy Table 2 (true ≥ 0.90, random within 0.10 of 0.5) and Table 3 (INVERT ≥ 0.73, CLIP-Dissect ≥ 0.78) -

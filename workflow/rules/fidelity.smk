@@ -16,6 +16,7 @@ rule fidelity:
         crowd_units="results/crowd/sampling_units.csv",
         crowd_concepts=CROWD_INPUTS["concepts"],
         cosy_table2="results/cosy/table2.csv",
+        cosy_natural="results/cosy/natural.csv",
         concepteval_reliability="results/concepteval/reliability.csv",
         concepteval_validity="results/concepteval/validity.csv",
         concepteval_mtmm="results/concepteval/mtmm.csv",

@@ -6,8 +6,16 @@ For a unit with control activations ``A0`` (n values) and synthetic activations 
   ``Σ_{a∈A0} Σ_{b∈A1} 1[a < b] / (n m)``, with ties counting ½ (the Mann–Whitney statistic ``U / (n m)``, as
   ``sklearn.metrics.roc_auc_score``; Eq. 3 as printed counts ties 0, which only matters for saturated units).
   Computed by the metric engine's ``inverse_auc`` (unit activation = score, "is synthetic" = label).
-- MAD (Eq. 4): ``(mean(A1) − mean(A0)) / std(A0)`` with the control standard deviation at ddof 1; the
-  numerator is the metric engine's ``mad``. A constant control set (std 0) gives MAD ``nan`` (warned).
+- MAD (Eq. 4): ``(mean(A1) − mean(A0)) / std(A0)`` with the control standard deviation at ddof 1
+  (``std(A0) = sqrt(Σ_{a∈A0} (a − ā)² / (n − 1))``); the numerator is the metric engine's ``mad``.
+  Eq. 4 is undefined on a constant control set (``std(A0) = 0``, e.g. a ReLU unit that no control image
+  activates). MAD is then **0**, whatever the synthetic mean, as in the reference code (``mad = 0.0`` when the
+  control activations' std is 0), so a table of MAD means over units reproduces the paper's protocol: ``±inf``
+  (the limit for a nonzero numerator) would make every mean over a layer with one such unit infinite, ``nan``
+  would drop the unit. The 0 hides a difference when ``mean(A1) ≠ mean(A0)``: a RuntimeWarning counts those
+  units and their direction, and AUC still scores them (1 when every synthetic activation exceeds the constant).
+  With a single control image the ddof-1 std itself is undefined and MAD is ``nan`` (warned; the reference's
+  ``torch.std`` of one value is also ``nan``).
 - U: the Mann–Whitney statistic of the synthetic sample, ``U = Σ_{a∈A0} Σ_{b∈A1} (1[a < b] + ½·1[a = b])
   = AUC · n m`` (scipy's ``statistic`` of ``mannwhitneyu(synthetic, control)``, its first sample's U).
 - p-value: two-sided Mann–Whitney U test of synthetic vs control, exactly as
@@ -92,6 +100,36 @@ def mann_whitney_two_sided(synthetic: np.ndarray, control: np.ndarray) -> tuple[
     return u, p_value
 
 
+def mad_from_difference(difference: np.ndarray, control: np.ndarray) -> np.ndarray:
+    """MAD (Eq. 4) of each unit: ``difference / std(A0)``, the control std at ddof 1, with Eq. 4's undefined cases.
+
+    ``difference`` (K,) is ``mean(A1) − mean(A0)`` per unit, ``control`` (n, K) the control activations.
+    A unit constant on the control images (``std(A0) = 0``) gets MAD 0, the reference code's rule, for every
+    ``difference`` (a RuntimeWarning counts the units whose difference is nonzero, whose 0 hides it); with
+    ``n = 1`` the ddof-1 std is undefined and every MAD is ``nan`` (warned).
+
+    Examples
+    --------
+    >>> float(mad_from_difference(np.array([1.5]), np.array([[0.0], [1.0], [2.0], [3.0]]))[0]) == 1.5 / (5 / 3) ** 0.5
+    True
+    """
+    if len(control) < 2:
+        warnings.warn("one control image: its standard deviation at ddof 1 is undefined, MAD is nan",
+                      RuntimeWarning, stacklevel=3)
+        return np.full(control.shape[1], np.nan)
+    spread = control.std(axis=0, ddof=1)
+    constant = spread == 0
+    mad = difference / np.where(constant, 1.0, spread)
+    mad[constant] = 0.0
+    above, below = int(np.sum(constant & (difference > 0))), int(np.sum(constant & (difference < 0)))
+    if above or below:
+        warnings.warn(f"{above + below} unit(s) are constant on the control images but not on the synthetic ones "
+                      f"({above} with a higher, {below} with a lower synthetic mean): MAD is 0 for them, as in the "
+                      "reference code (Eq. 4 divides by a zero standard deviation); AUC still separates them",
+                      RuntimeWarning, stacklevel=3)
+    return mad
+
+
 def cosy_scores(control: np.ndarray, synthetic: np.ndarray) -> dict[str, np.ndarray]:
     """AUC (Eq. 3), MAD (Eq. 4), Mann–Whitney U and two-sided p-value of each unit (column).
 
@@ -122,11 +160,6 @@ def cosy_scores(control: np.ndarray, synthetic: np.ndarray) -> dict[str, np.ndar
     label = np.concatenate([np.zeros(len(control)), np.ones(len(synthetic))])[:, None]
     auc = score("inverse_auc", stacked, label)[:, 0]
     difference = score("mad", stacked, label)[:, 0]
-    spread = control.std(axis=0, ddof=1) if len(control) > 1 else np.zeros(control.shape[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mad = np.where(spread > 0, difference / np.where(spread > 0, spread, 1.0), np.nan)
-    if np.any(spread == 0):
-        warnings.warn(f"{int(np.sum(spread == 0))} unit(s) are constant on the control images: MAD is nan",
-                      RuntimeWarning, stacklevel=2)
+    mad = mad_from_difference(difference, control)
     u, p_value = mann_whitney_two_sided(synthetic, control)
     return {"auc": auc.astype(np.float64), "mad": mad.astype(np.float64), "u": u, "p_value": p_value}

@@ -45,7 +45,8 @@ from neuroneval.crowd.study_units import StudyUnits
 from neuroneval.options import OptionsError, check_choice, check_range
 from neuroneval.progress import progress_bar
 
-#: ImageNet: one class among 1,000 roughly balanced classes (paper 001's units are explained by classes).
+#: One ImageNet class among 1,000 roughly balanced ones: 0.1 % of the inputs (paper 000, App. F.1). Paper 001
+#: prints no rarity; its concepts are class and superclass labels, so none is rarer than this.
 PAPER_RARITY = 0.001
 
 

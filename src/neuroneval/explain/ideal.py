@@ -67,8 +67,9 @@ def ideal_cosy_scores(prompts: pd.DataFrame, *, unit_names: Sequence[str], contr
     ``control`` (n, K) the ideal units ``a*`` on the control images (columns ``unit_names``). On a generator of
     :data:`CONCEPT_RENDERING_GENERATORS` ``a* = 1`` on every synthetic image of a unit's prompt, so with ``p`` the
     share of control images showing the concept ``AUC = (1 − p) + p/2 = 1 − p/2`` and
-    ``MAD = (1 − p) / std(A0)`` (NaN where no control image shows it); on any other generator the scores are NaN
-    (:data:`UNDEFINED_REASON`).
+    ``MAD = (1 − p) / std(A0)`` (0 where no control image shows it: a constant control set, the reference
+    code's rule of :func:`~neuroneval.cosy.scoring.mad_from_difference`; AUC is 1 there); on any other generator
+    the scores are NaN (:data:`UNDEFINED_REASON`).
     """
     from neuroneval.explain.cosy_benchmark import COSY_SCORE_COLUMNS, cosy_unit_scores
 

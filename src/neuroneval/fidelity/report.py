@@ -44,6 +44,7 @@ class FidelityInputs:
     crowd_units: Path
     crowd_concepts: Path
     cosy_table2: Path
+    cosy_natural: Path
     concepteval_reliability: Path
     concepteval_validity: Path
     concepteval_mtmm: Path
@@ -54,7 +55,7 @@ class FidelityInputs:
     explain_cosy: Path
     explain_crowd: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
-    paper_rarity: float = 0.001
+    class_rarity: float = 0.001
 
 
 def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -68,6 +69,13 @@ def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
 def _read_optional(path: Path) -> pd.DataFrame:
     """A table that may be empty (a header-less file when its block scores nothing)."""
     return pd.read_csv(path) if Path(path).stat().st_size > 1 else pd.DataFrame()
+
+
+def _natural_table(path: Path) -> pd.DataFrame:
+    """``results/cosy/natural.csv``, which may be empty (no vision-world setting); its columns checked otherwise."""
+    frame = _read_optional(path)
+    return frame if frame.empty else _read(path, ("setting", "generator", "auc_natural", "auc_synthetic",
+                                                  "mad_natural", "mad_synthetic"))
 
 
 def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
@@ -118,7 +126,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.crowd_rarity, ("rarity", "baseline", "method", "factor")),
             _read(inputs.crowd_summary, ("baseline", "method", "unit_group", "factor")),
             embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
-            paper_rarity=inputs.paper_rarity,
+            class_rarity=inputs.class_rarity,
         ),
         *claim_builders.le_best_claims(table2),
         *claim_builders.broden_claims(table1, table2),
@@ -126,7 +134,11 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
         *claim_builders.crowd_agreement_claims(
             _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
         ),
-        *claim_builders.cosy_claims(_read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean"))),
+        *claim_builders.cosy_claims(
+            _read(inputs.cosy_table2, ("setting", "generator", "method", "auc_mean")),
+            _natural_table(inputs.cosy_natural),
+            source=f"{inputs.cosy_table2}, {inputs.cosy_natural}",
+        ),
         *claim_builders.concepteval_claims(
             _read(inputs.concepteval_reliability, ("model", "measure", "statistic", "run", "value")),
             _read(inputs.concepteval_validity, ("model", "criterion", "measure", "statistic", "value")),

@@ -18,9 +18,9 @@ def fidelity(job: StepIO) -> None:
     from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
 
     paths = {name: Path(job.input[name]) for name in FidelityInputs.__dataclass_fields__
-             if name not in ("paper_settings", "paper_rarity")}
+             if name not in ("paper_settings", "class_rarity")}
     table = fidelity_table(FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings),
-                                          paper_rarity=PAPER_RARITY))
+                                          class_rarity=PAPER_RARITY))
     print(table["verdict"].value_counts().to_string())
     io.write_csv(job.output.table, table)
     io.write_text(job.output.markdown, render_markdown(table))
