@@ -301,10 +301,10 @@ def _dataset_world(config: Mapping[str, Any], dataset: Any) -> tuple[str | None,
 
 
 def own_dataset_worlds(external: Mapping[str, Any]) -> dict[str, str]:
-    """``external_own`` for each ``kind: tables``/``array`` dataset (:mod:`neuroneval.external.own`)."""
+    """``external_own`` for each ``kind: tables``/``array``/``images`` dataset (:mod:`neuroneval.external.own`)."""
     from neuroneval.external import own
 
-    return {name: "external_own" for name in [*own.tables_datasets(external), *own.array_datasets(external)]}
+    return {name: "external_own" for name in [*own.tables_datasets(external), *own.recorded_datasets(external)]}
 
 
 def _unit_problems(config: Mapping[str, Any], key: str, world: str, model: Any, layer: Any, *,
@@ -422,8 +422,9 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
     from neuroneval.external.own import cosy_problems
+    from neuroneval.external.own_media import crowd_media_problems
 
-    problems += cosy_problems(config)
+    problems += cosy_problems(config) + crowd_media_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
