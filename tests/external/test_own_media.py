@@ -20,7 +20,7 @@ from PIL import Image
 from sklearn.datasets import load_digits
 
 from neuroneval import io
-from neuroneval.external import own_media
+from neuroneval.external import own, own_media
 from neuroneval.external.own_images import ImagePreprocessing, build_images_dataset, image_listing
 from neuroneval.figures.viewer import build_viewer
 from neuroneval.input_media import TokenInContext
@@ -66,7 +66,7 @@ def test_an_array_dataset_shows_each_row_as_the_image_of_its_row_id(tmp_path: Pa
     np.save(tmp_path / "images.npy", rows)
     external = external_with(tmp_path, mine={"kind": "array", "images": "images.npy", "labels": "labels.npy",
                                              "image_shape": [8, 8]})
-    spec = own_media.media_spec(external, "mine")
+    spec = own.media_spec(external, "mine")
     assert spec == {"path": str(tmp_path / "images.npy"), "ids": "rows", "image_shape": [8, 8], "root": None}
     files = write_setting(tmp_path)
     media = own_media.setting_media(spec, files["activations"])
@@ -130,18 +130,18 @@ def test_a_tables_dataset_shows_the_tokens_that_neuroneval_record_wrote(tmp_path
     tokens.to_csv(tmp_path / "tokens.csv", index=False)
     external = external_with(tmp_path, lm={"kind": "tables", "activations": {"m": {"l": "l.parquet"}},
                                            "concepts": {"labels": "c.parquet"}, "media": {"path": "tokens.csv"}})
-    spec = own_media.media_spec(external, "lm")
+    spec = own.media_spec(external, "lm")
     media = own_media.read_media(spec)
     own_media.check_media_ids(media, np.array([0, 1, 2]), table="l.parquet")
     assert media.lookup([2])[2] == TokenInContext("The cat", " sat")
     with pytest.raises(ValueError, match=r"no tokens for input id 3 of l.parquet"):
         own_media.check_media_ids(media, np.array([0, 1, 2, 3]), table="l.parquet")
-    assert own_media.media_files(spec) == [str(tmp_path / "tokens.csv")]
+    assert own.media_files(spec) == [str(tmp_path / "tokens.csv")]
 
 
 def test_a_tables_dataset_without_media_has_none() -> None:
     external = {"data_root": "/x", "datasets": {"t": {"kind": "tables", "activations": {}, "concepts": {}}}}
-    assert own_media.media_spec(external, "t") is None and own_media.media_files(None) == []
+    assert own.media_spec(external, "t") is None and own.media_files(None) == []
 
 
 def own_crowd_config(media: dict | None) -> dict:
@@ -154,11 +154,11 @@ def own_crowd_config(media: dict | None) -> dict:
 
 
 def test_the_crowd_refuses_an_own_setting_without_media_and_takes_one_with_media() -> None:
-    problems = own_media.crowd_media_problems(own_crowd_config(None))
+    problems = own.crowd_media_problems(own_crowd_config(None))
     assert problems == ["explain.crowd.settings[1]: 'own' is a setting of your own on dataset 'mine', which has no "
                         "media: a crowd study shows raters each input; declare external.datasets.mine.media (an "
                         "image array, image folder or tokens.csv; docs/your_model.md)"]
-    assert own_media.crowd_media_problems(own_crowd_config({"path": "x.npy", "ids": "rows"})) == []
+    assert own.crowd_media_problems(own_crowd_config({"path": "x.npy", "ids": "rows"})) == []
 
 
 def test_the_schema_catches_a_typo_in_the_media_keys() -> None:

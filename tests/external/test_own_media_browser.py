@@ -18,7 +18,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from neuroneval import io
-from neuroneval.external import own_media
+from neuroneval.external import own, own_media
 from neuroneval.figures.viewer import build_viewer, write_viewer
 from tests.crowd.chromium import INSTALL_HINT, Browser, chromium_path
 
@@ -75,7 +75,7 @@ def digits_setting(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                                               "labels": "labels.npy", "image_shape": [8, 8]}}}
     low, high = rows.min(), rows.max()
     display = np.rint((rows - low) / (high - low) * 255).astype(np.uint8).reshape(N, 8, 8)
-    return {"root": root, "spec": own_media.media_spec(external, "mine"), "display": display}
+    return {"root": root, "spec": own.media_spec(external, "mine"), "display": display}
 
 
 def open_page(browser: Browser, page: Path) -> None:

@@ -611,7 +611,7 @@ def explain_crowd_page_settings():
     return [
         setting
         for setting in EXPLAIN_CROWD_SETTINGS
-        if own_media.media_spec(EXTERNAL, config["settings"][setting]["dataset"])
+        if own.media_spec(EXTERNAL, config["settings"][setting]["dataset"])
     ]
 
 
@@ -624,7 +624,7 @@ def explain_crowd_pages_inputs(wildcards):
             setting=wildcards.setting,
             method=EXPLAIN_CROWD_METHODS[wildcards.setting],
         ),
-        "media": own_media.media_files(spec),
+        "media": own.media_files(spec),
     }
 
 
@@ -694,7 +694,7 @@ def viewer_inputs(wildcards):
     # a user's own dataset (external.datasets of kind tables/array/images) has no embedded world: its cards show
     # its media (an array's rows, an image folder, a tables dataset's media:), else input ids
     elif setting["dataset"] in (config.get("external") or {}).get("datasets", {}):
-        inputs["media"] = own_media.media_files(viewer_own_media(wildcards))
+        inputs["media"] = own.media_files(viewer_own_media(wildcards))
     else:
         world, _, split = setting["dataset"].partition("_")
         inputs["world"] = f"data/worlds/{world}/{split}"
@@ -711,7 +711,9 @@ def viewer_inputs(wildcards):
 
 def viewer_own_media(wildcards):
     """The resolved media of a setting on an own dataset (neuroneval.external.own_media), else None."""
-    return own_media.media_spec(EXTERNAL, config["settings"][wildcards.setting]["dataset"])
+    return own.media_spec(
+        EXTERNAL, config["settings"][wildcards.setting]["dataset"]
+    )
 
 
 def viewer_media_root(wildcards):

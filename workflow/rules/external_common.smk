@@ -108,7 +108,6 @@ def external_probe_embeddings(wildcards):
 # Input functions of own.smk (your own setting: kind tables/array datasets, family custom models).
 import neuroneval.external.own as own
 import neuroneval.external.own_images as own_images
-import neuroneval.external.own_media as own_media
 
 
 def tables_activation_file(wildcards):

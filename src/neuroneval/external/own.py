@@ -53,6 +53,9 @@ CUSTOM_PATH_KEYS = ("weights_path", "torchscript", "torch_export", "model_dir")
 #: Output layers whose unit ``i`` is class ``i`` of an array dataset.
 CLASS_OUTPUT_LAYERS = ("logits", "softmax")
 CLASS_PREFIX = "class:"
+#: A tables dataset's ``media:`` block (:mod:`neuroneval.external.own_media`); ``ids: rows``: row *i* is input *i*.
+MEDIA_KEY = "media"
+ROW_IDS = "rows"
 
 
 def tables_datasets(external: Mapping[str, Any]) -> list[str]:
@@ -289,7 +292,7 @@ def own_file_keys(external: Mapping[str, Any], section: str, name: str) -> list[
         keys.append((f"{prefix}.known_concepts", spec["known_concepts"], False))
     media = spec.get("media") or {}
     keys += [(f"{prefix}.media.{key}", media[key], None) for key in ("path", "ids")
-             if media.get(key) and media[key] != "rows"]
+             if media.get(key) and media[key] != ROW_IDS]
     return keys
 
 
@@ -342,6 +345,55 @@ def _image_rows(images: str | Path) -> np.ndarray:
         with np.load(path) as archive:
             return archive[archive.files[0]]
     return np.load(path, mmap_mode="r")
+
+
+def media_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any] | None:
+    """The resolved media of an own dataset (its forms: :mod:`neuroneval.external.own_media`), ``{path, ids,
+    image_shape, root}``, or None when
+    it has none (a tables dataset without ``media:``).
+
+    ``path`` is absolute (from ``external.data_root``); ``ids`` is ``"rows"``, an absolute path or None; ``root`` is
+    the folder an image table's paths are relative to (a ``kind: images`` dataset's folder), else None.
+    """
+    spec = (external.get("datasets") or {}).get(dataset) or {}
+    kind = spec.get("kind")
+    if kind == ARRAY_KIND:
+        return {"path": str(resolve_path(external, spec["images"])), "ids": ROW_IDS,
+                "image_shape": spec.get("image_shape"), "root": None}
+    if kind == IMAGES_KIND:
+        return {"path": str(images_index_path(dataset)), "ids": None, "image_shape": None,
+                "root": str(resolve_path(external, spec["folder"]))}
+    media = spec.get(MEDIA_KEY) if kind == TABLES_KIND else None
+    if not media:
+        return None
+    ids = media.get("ids")
+    return {"path": str(resolve_path(external, media["path"])),
+            "ids": ids if ids in (None, ROW_IDS) else str(resolve_path(external, ids)),
+            "image_shape": media.get("image_shape"), "root": None}
+
+
+def media_files(spec: Mapping[str, Any] | None) -> list[str]:
+    """The files a media spec reads (Snakemake inputs): its path and its ids file."""
+    if spec is None:
+        return []
+    return [spec["path"], *([spec["ids"]] if spec.get("ids") not in (None, ROW_IDS) else [])]
+
+
+def crowd_media_problems(config: Mapping[str, Any]) -> list[str]:
+    """A setting of your own named in ``explain.crowd.settings`` whose dataset has no media to show raters."""
+    external = external_block(config)
+    own_datasets = {*tables_datasets(external), *recorded_datasets(external)}
+    settings = config.get("settings") or {}
+    names = ((config.get("explain") or {}).get("crowd") or {}).get("settings") or []
+    problems = []
+    for position, name in enumerate([names] if isinstance(names, str) else names):
+        dataset = (settings.get(name) or {}).get("dataset")
+        if dataset in own_datasets and media_spec(external, dataset) is None:
+            problems.append(f"explain.crowd.settings[{position}]: {name!r} is a setting of your own on dataset "
+                            f"{dataset!r}, which has no media: a crowd study shows raters each input; declare "
+                            f"external.datasets.{dataset}.media (an image array, image folder or tokens.csv; "
+                            "docs/your_model.md)")
+    return problems
 
 
 #: Params keys whose settings CoSy runs: it runs the setting's model on generated images, which a table cannot do

@@ -1,7 +1,8 @@
-"""What the inputs of your own setting look like: the media of an own dataset, checked against its activation table.
+"""What the inputs of your own setting look like: the media of an own dataset, read and checked against its
+activation table, for the neuron viewer and the crowd task pages.
 
-The neuron viewer and the crowd task pages show each input by its ``input_id`` (:mod:`neuroneval.input_media`).
-An own dataset (``external.datasets.<name>``, docs/your_model.md) brings its media thus:
+Which media an own dataset (``external.datasets.<name>``, docs/your_model.md) has is resolved by
+:func:`neuroneval.external.own.media_spec` (a params-level fact, so the params check can read it):
 
 - ``kind: array``: the ``images`` array itself, row *i* = input *i*; ``image_shape: [H, W]`` (or ``[H, W, C]``)
   shows flat rows (an MLP's 64 pixels) as images;
@@ -13,66 +14,31 @@ An own dataset (``external.datasets.<name>``, docs/your_model.md) brings its med
   ``input_id,text``, or the ``tokens.csv`` that ``neuroneval record`` writes beside an LM's tables (``input_id,
   document, position, token_id, token, context``: the token is shown after its left context).
 
-:func:`check_media_ids` then requires the media to hold exactly the activation table's inputs: an id of the table
-that the media lacks, or an input of the media that the table lacks (a length mismatch), is an error naming both
-files and the first bad id, so a page never shows one input's picture for another.
+:func:`read_media` reads such a spec (:mod:`neuroneval.input_media`); :func:`check_media_ids` then requires the
+media to hold exactly the activation table's inputs: an id of the table that the media lacks, or an input of the
+media that the table lacks (a length mismatch), is an error naming both files and the first bad id, so a page never
+shows one input's picture for another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neuroneval.external.config import resolve_path
-from neuroneval.input_media import InputMedia
+from neuroneval.external.own import ROW_IDS
 
-#: The key of a tables dataset's media block, and its keys.
-MEDIA_KEY = "media"
-MEDIA_KEYS = ("path", "ids", "image_shape")
-#: ``ids: rows``: row *i* of an image array is input *i*.
-ROW_IDS = "rows"
+if TYPE_CHECKING:
+    from neuroneval.input_media import InputMedia
+
 #: Longer side, in pixels, to which the viewer and the task pages enlarge smaller images (nearest neighbour).
 THUMBNAIL_MIN_SIZE = 64
 
 
-def media_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any] | None:
-    """The resolved media of an own dataset, ``{path, ids, image_shape, root}`` (module docstring), or None when
-    it has none (a tables dataset without ``media:``).
-
-    ``path`` is absolute (from ``external.data_root``); ``ids`` is ``"rows"``, an absolute path or None; ``root`` is
-    the folder an image table's paths are relative to (a ``kind: images`` dataset's folder), else None.
-    """
-    from neuroneval.external import own
-
-    spec = (external.get("datasets") or {}).get(dataset) or {}
-    kind = spec.get("kind")
-    if kind == own.ARRAY_KIND:
-        return {"path": str(resolve_path(external, spec["images"])), "ids": ROW_IDS,
-                "image_shape": spec.get("image_shape"), "root": None}
-    if kind == own.IMAGES_KIND:
-        return {"path": str(own.images_index_path(dataset)), "ids": None, "image_shape": None,
-                "root": str(resolve_path(external, spec["folder"]))}
-    media = spec.get(MEDIA_KEY) if kind == own.TABLES_KIND else None
-    if not media:
-        return None
-    ids = media.get("ids")
-    return {"path": str(resolve_path(external, media["path"])),
-            "ids": ids if ids in (None, ROW_IDS) else str(resolve_path(external, ids)),
-            "image_shape": media.get("image_shape"), "root": None}
-
-
-def media_files(spec: Mapping[str, Any] | None) -> list[str]:
-    """The files a media spec reads (Snakemake inputs): its path and its ids file."""
-    if spec is None:
-        return []
-    return [spec["path"], *([spec["ids"]] if spec.get("ids") not in (None, ROW_IDS) else [])]
-
-
 def read_media(spec: Mapping[str, Any]) -> InputMedia:
-    """The :class:`~neuroneval.input_media.InputMedia` of a resolved :func:`media_spec`."""
+    """The :class:`~neuroneval.input_media.InputMedia` of a resolved :func:`neuroneval.external.own.media_spec`."""
     from neuroneval.input_media import read_image_array, read_image_table, read_input_media
 
     path = Path(spec["path"])
@@ -116,26 +82,6 @@ def setting_media(spec: Mapping[str, Any], activation_table: str | Path) -> Inpu
     ids = pd.read_parquet(activation_table, columns=["input_id"])["input_id"].to_numpy(dtype=np.int64)
     check_media_ids(media, ids, table=activation_table)
     return media
-
-
-def crowd_media_problems(config: Mapping[str, Any]) -> list[str]:
-    """A setting of your own named in ``explain.crowd.settings`` whose dataset has no media to show raters."""
-    from neuroneval.external import own
-    from neuroneval.external.config import external_block
-
-    external = external_block(config)
-    own_datasets = {*own.tables_datasets(external), *own.recorded_datasets(external)}
-    settings = config.get("settings") or {}
-    names = ((config.get("explain") or {}).get("crowd") or {}).get("settings") or []
-    problems = []
-    for position, name in enumerate([names] if isinstance(names, str) else names):
-        dataset = (settings.get(name) or {}).get("dataset")
-        if dataset in own_datasets and media_spec(external, dataset) is None:
-            problems.append(f"explain.crowd.settings[{position}]: {name!r} is a setting of your own on dataset "
-                            f"{dataset!r}, which has no media: a crowd study shows raters each input; declare "
-                            f"external.datasets.{dataset}.media (an image array, image folder or tokens.csv; "
-                            "docs/your_model.md)")
-    return problems
 
 
 #: The sampling of the crowd task pages for a study whose ``explain.crowd.sampling`` is ``pseudo``: the pages are

@@ -421,8 +421,7 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
-    from neuroneval.external.own import cosy_problems
-    from neuroneval.external.own_media import crowd_media_problems
+    from neuroneval.external.own import cosy_problems, crowd_media_problems
 
     problems += cosy_problems(config) + crowd_media_problems(config)
     external = externals.external_block(config)
