@@ -166,7 +166,7 @@ def _read_ids_file(path: Path) -> np.ndarray:
 
 
 def read_image_array(path: str | Path, *, ids: str | Path | np.ndarray | None = None, row_is_id: bool = False,
-                     array_name: str | None = None) -> InputMedia:
+                     array_name: str | None = None, image_shape: tuple[int, ...] | None = None) -> InputMedia:
     """Images of a ``.npy`` array (or one array of a ``.npz``) with their input ids.
 
     Parameters
@@ -178,12 +178,15 @@ def read_image_array(path: str | Path, *, ids: str | Path | np.ndarray | None = 
         The ids of the rows: an array, a ``.npy`` of integers or a CSV with an ``input_id`` column.
     row_is_id
         Declare that row *i* is input *i* (no ids array).
+    image_shape
+        The shape of one image, ``(H, W)`` or ``(H, W, C)``, when the rows are flat (e.g. the 64 pixels of an
+        8×8 digit that an MLP reads): each row is reshaped to it (row-major).
 
     Raises
     ------
     ValueError
-        No ids given (nor ``row_is_id``), both given, or ids whose length differs from the image rows (naming both
-        lengths and both files).
+        No ids given (nor ``row_is_id``), both given, ids whose length differs from the image rows (naming both
+        lengths and both files), or an ``image_shape`` whose size differs from a row's (naming both).
     """
     source = Path(path)
     ids_source = "row numbers"
@@ -205,6 +208,12 @@ def read_image_array(path: str | Path, *, ids: str | Path | np.ndarray | None = 
         images = np.load(source, mmap_mode="r", allow_pickle=False)
     else:
         raise ValueError(f"{source}: an image array must be a .npy or .npz file")
+    if image_shape is not None:
+        row_size = int(np.prod(images.shape[1:]))
+        if int(np.prod(image_shape)) != row_size:
+            raise ValueError(f"{source}: image_shape {list(image_shape)} holds {int(np.prod(image_shape))} values, but "
+                             f"a row of shape {list(images.shape[1:])} holds {row_size}")
+        images = images.reshape(images.shape[0], *image_shape)
     given = [name for name, value in (("ids", ids), ("row_is_id", row_is_id or None)) if value is not None]
     if stored_ids is not None and given:
         raise ValueError(f"{source}: holds its own input_id array; do not also give {given[0]}")

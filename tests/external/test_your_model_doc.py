@@ -53,7 +53,8 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
     assert {"mine_logits", "mine_hidden"} <= set(table4.columns)
     for setting in ("mine_logits", "mine_hidden"):
         assert (workspace / f"results/sanity/experimental/{setting}.csv").is_file()
-        assert (workspace / f"results/viewer/{setting}/index.html").is_file()
+        page = (workspace / f"results/viewer/{setting}/index.html").read_text()
+        assert page.count('width="64" height="64" src="data:image/png;base64,') >= 8  # the digits, enlarged
     imported, _ = io.read_activation_table(workspace / "data/activations/mine_tables/digits_mlp/1.parquet")
     recorded, _ = io.read_activation_table(workspace / "mine/recorded/1.parquet")
     pd.testing.assert_frame_equal(imported, recorded)

@@ -616,6 +616,28 @@ def explain_crowd_inputs(wildcards):
     return inputs
 
 
+def explain_crowd_page_settings():
+    """The crowd's settings of your own whose dataset has media: their task pages (called once EXTERNAL exists)."""
+    return [
+        setting
+        for setting in EXPLAIN_CROWD_SETTINGS
+        if own.media_spec(EXTERNAL, config["settings"][setting]["dataset"])
+    ]
+
+
+def explain_crowd_pages_inputs(wildcards):
+    spec = viewer_own_media(wildcards)
+    return {
+        "activations": setting_activations(wildcards),
+        "explanations": expand(
+            "explanations/{setting}/{method}.csv",
+            setting=wildcards.setting,
+            method=EXPLAIN_CROWD_METHODS[wildcards.setting],
+        ),
+        "media": own.media_files(spec),
+    }
+
+
 # Concept evaluation, paper 004 (workflow/rules/concepteval.smk)
 CONCEPTEVAL = config.get("concepteval") or {}
 CONCEPTEVAL_MODELS = list(CONCEPTEVAL.get("models") or [])
@@ -679,8 +701,11 @@ def viewer_inputs(wildcards):
     }
     if setting["dataset"] in IMAGE_DATASETS:
         inputs["media"] = f"data/external/{setting['dataset']}/inputs.csv"
-    # a user's own dataset (external.datasets of kind tables/array) has no embedded world: its cards show input ids
-    elif setting["dataset"] not in (config.get("external") or {}).get("datasets", {}):
+    # a user's own dataset (external.datasets of kind tables/array/images) has no embedded world: its cards show
+    # its media (an array's rows, an image folder, a tables dataset's media:), else input ids
+    elif setting["dataset"] in (config.get("external") or {}).get("datasets", {}):
+        inputs["media"] = own.media_files(viewer_own_media(wildcards))
+    else:
         world, _, split = setting["dataset"].partition("_")
         inputs["world"] = f"data/worlds/{world}/{split}"
     if VIEWER.get("metrics", "sanity") == "sanity":
@@ -692,6 +717,11 @@ def viewer_inputs(wildcards):
             method=EXPLAIN_METHOD_FILES[wildcards.setting],
         )
     return inputs
+
+
+def viewer_own_media(wildcards):
+    """The resolved media of a setting on an own dataset (neuroneval.external.own_media), else None."""
+    return own.media_spec(EXTERNAL, config["settings"][wildcards.setting]["dataset"])
 
 
 def viewer_media_root(wildcards):

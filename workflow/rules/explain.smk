@@ -152,6 +152,25 @@ rule explain_crowd:
         "../scripts/step.py"
 
 
+rule explain_crowd_pages:
+    input:
+        unpack(explain_crowd_pages_inputs),
+    output:
+        directory("results/explain/crowd_pages/{setting}"),
+    log:
+        "logs/explain/crowd_pages_{setting}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    params:
+        step=step_version("explain_crowd_pages"),
+        crowd=EXPLAIN_CROWD,
+        methods=explain_crowd_methods,
+        media=viewer_own_media,
+    script:
+        "../scripts/step.py"
+
+
 rule explain_benchmark:
     input:
         scores=expand("results/explain/scores/{setting}.csv", setting=EXPLAIN_SETTINGS),
@@ -204,3 +223,7 @@ rule explain_results:
     input:
         rules.explain_tables.output,
         rules.explain_benchmark.output,
+        expand(
+            "results/explain/crowd_pages/{setting}",
+            setting=explain_crowd_page_settings(),
+        ),

@@ -107,6 +107,7 @@ def external_probe_embeddings(wildcards):
 
 # Input functions of own.smk (your own setting: kind tables/array datasets, family custom models).
 import neuroneval.external.own as own
+import neuroneval.external.own_images as own_images
 
 
 def tables_activation_file(wildcards):
@@ -142,6 +143,22 @@ def array_dataset_spec(wildcards):
 
 def array_dataset_files(wildcards):
     return own.dataset_inputs(EXTERNAL, wildcards.array_dataset)
+
+
+def recorded_dataset_spec(wildcards):
+    return own.array_spec(EXTERNAL, wildcards.recorded_dataset)
+
+
+def recorded_dataset_files(wildcards):
+    return own.dataset_inputs(EXTERNAL, wildcards.recorded_dataset)
+
+
+def images_dataset_spec(wildcards):
+    return own_images.resolved_spec(EXTERNAL, wildcards.images_dataset)
+
+
+def images_dataset_files(wildcards):
+    return own_images.dataset_files(EXTERNAL, wildcards.images_dataset)
 
 
 def custom_model_spec(wildcards):

@@ -1,5 +1,6 @@
 # Your own setting (docs/your_model.md): tables you computed (kind: tables) and your model (family: custom)
-# recorded on your inputs (kind: array), at the usual data/activations and data/concepts paths.
+# recorded on your inputs (kind: array, or an image folder: kind: images), at the usual data/activations and
+# data/concepts paths.
 
 
 wildcard_constraints:
@@ -7,6 +8,8 @@ wildcard_constraints:
     tables_model="|".join(own.tables_models(EXTERNAL)) or "NO_TABLES_MODEL",
     tables_source="|".join(own.tables_sources(EXTERNAL)) or "NO_TABLES_SOURCE",
     array_dataset="|".join(own.array_datasets(EXTERNAL)) or "NO_ARRAY_DATASET",
+    images_dataset="|".join(own.images_datasets(EXTERNAL)) or "NO_IMAGES_DATASET",
+    recorded_dataset="|".join(own.recorded_datasets(EXTERNAL)) or "NO_RECORDED_DATASET",
     custom_model="|".join(own.custom_models(EXTERNAL)) or "NO_CUSTOM_MODEL",
     cosy_custom_setting="|".join(COSY_CUSTOM_SETTINGS) or "NO_COSY_CUSTOM_SETTING",
 
@@ -59,17 +62,35 @@ rule external_array_dataset:
         "../scripts/step.py"
 
 
+rule external_images_dataset:
+    input:
+        images_dataset_files,
+    output:
+        images="data/external/{images_dataset}/images.npy",
+        inputs="data/external/{images_dataset}/inputs.csv",
+        concepts="data/concepts/{images_dataset}/labels.parquet",
+    log:
+        "logs/external/{images_dataset}_dataset.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("external_images_dataset"),
+        dataset=images_dataset_spec,
+    script:
+        "../scripts/step.py"
+
+
 rule external_custom_activations:
     input:
         custom_model_files,
-        array_dataset_files,
-        concepts="data/concepts/{array_dataset}/labels.parquet",
+        recorded_dataset_files,
+        concepts="data/concepts/{recorded_dataset}/labels.parquet",
     output:
-        "data/activations/{array_dataset}/{custom_model}/{layer}.parquet",
+        "data/activations/{recorded_dataset}/{custom_model}/{layer}.parquet",
     log:
-        "logs/external/{array_dataset}_{custom_model}_{layer}.log",
+        "logs/external/{recorded_dataset}_{custom_model}_{layer}.log",
     benchmark:
-        "logs/benchmarks/external_{array_dataset}_{custom_model}_{layer}.tsv"
+        "logs/benchmarks/external_{recorded_dataset}_{custom_model}_{layer}.tsv"
     conda:
         "../../environment.yml"
     threads: 2
@@ -78,7 +99,7 @@ rule external_custom_activations:
         gpu=EXTERNAL_GPUS,
     params:
         step=step_version("external_custom_activations"),
-        dataset=array_dataset_spec,
+        dataset=recorded_dataset_spec,
         model=custom_model_spec,
         record=custom_record_options,
         runtime=EXTERNAL_RUNTIME,

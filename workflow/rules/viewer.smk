@@ -18,6 +18,7 @@ rule viewer_setting:
         description=lambda wildcards: SETTING_DESCRIPTIONS.get(wildcards.setting, ""),
         viewer=VIEWER,
         media_root=viewer_media_root,
+        own_media=viewer_own_media,
     script:
         "../scripts/step.py"
 

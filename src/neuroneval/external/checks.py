@@ -43,7 +43,7 @@ def check_external(config: Mapping[str, Any]) -> None:
     """
     external = external_block(config)
     datasets = external.get("datasets") or {}
-    own_kinds = (own.TABLES_KIND, own.ARRAY_KIND, corpus.CORPUS_KIND)
+    own_kinds = (*own.OWN_KINDS, corpus.CORPUS_KIND)
     needs: dict[tuple[str, str], set[str]] = {}
     problems: dict[str, set[str]] = {}
     settings = config.get("settings", {})
@@ -117,7 +117,7 @@ def _file_problems(external: Mapping[str, Any], section: str, name: str) -> list
     spec = entries[name]
     if spec.get("kind") == corpus.CORPUS_KIND:
         keys = corpus.corpus_file_keys(external, section, name)
-    elif spec.get("kind") in (own.TABLES_KIND, own.ARRAY_KIND) or spec.get("family") == own.CUSTOM_FAMILY:
+    elif spec.get("kind") in own.OWN_KINDS or spec.get("family") == own.CUSTOM_FAMILY:
         keys = own.own_file_keys(external, section, name) + corpus.corpus_file_keys(external, section, name)
     elif section == "datasets":
         keys = [(f"external.datasets.{name}.{key}", spec[key], is_folder)

@@ -12,9 +12,13 @@ Two declarations of the ``external:`` params block bring a user's work into ever
 - ``external.datasets.<name>: {kind: array, images: x.npy, labels: y.npy, class_names_file: names.txt}``: inputs
   as one array row each (``.npy``, or one array of an ``.npz``), their integer classes, and optionally one class
   name a line (default: the class index). The concept table ``labels`` has one column ``class:<name>`` per class.
+- ``external.datasets.<name>: {kind: images, folder: dir, labels: labels.csv, preprocess: {…}}``: an image folder
+  (class subfolders, or files listed with their class in a CSV ``file,label``) read through a declared
+  preprocessing (:class:`~neuroneval.external.own_images.ImagePreprocessing`) into the array the model reads
+  (:mod:`neuroneval.external.own_images`); its images are also the inputs' media.
 - ``external.models.<name>: {family: custom, factory: "package.module:callable", weights_path: state.pt}`` (a state
   dict loaded into the factory's ``nn.Module``), or ``torchscript: model.pt``, ``torch_export: model.pt2``, or
-  ``model_dir:`` (a local transformers folder): recorded on an ``array`` dataset by
+  ``model_dir:`` (a local transformers folder): recorded on an ``array`` or ``images`` dataset by
   :func:`neuroneval.activations.record.record_files`, one table per layer (units ``<layer>.<i>``). The units of
   the model's output (``logits``, ``softmax``) know their concept: unit ``i`` is class ``i``.
 
@@ -35,17 +39,23 @@ from neuroneval.external.config import external_block, resolve_path
 
 TABLES_KIND = "tables"
 ARRAY_KIND = "array"
+IMAGES_KIND = "images"
+OWN_KINDS = (TABLES_KIND, ARRAY_KIND, IMAGES_KIND)
 CUSTOM_FAMILY = "custom"
 #: The keys of a custom model spec that say where the model comes from (exactly one), and the record family each
 #: stands for (:data:`neuroneval.activations.record_models.RECORD_FAMILIES`).
 CUSTOM_SOURCES = {"factory": "module", "torchscript": "torchscript", "torch_export": "torch_export",
                   "model_dir": "transformers"}
-#: Path keys of an array dataset and of a custom model spec.
+#: Path keys of an array dataset, an images dataset and a custom model spec.
 ARRAY_PATH_KEYS = ("images", "labels", "class_names_file")
+IMAGES_PATH_KEYS = ("folder", "labels")
 CUSTOM_PATH_KEYS = ("weights_path", "torchscript", "torch_export", "model_dir")
 #: Output layers whose unit ``i`` is class ``i`` of an array dataset.
 CLASS_OUTPUT_LAYERS = ("logits", "softmax")
 CLASS_PREFIX = "class:"
+#: A tables dataset's ``media:`` block (:mod:`neuroneval.external.own_media`); ``ids: rows``: row *i* is input *i*.
+MEDIA_KEY = "media"
+ROW_IDS = "rows"
 
 
 def tables_datasets(external: Mapping[str, Any]) -> list[str]:
@@ -56,6 +66,26 @@ def tables_datasets(external: Mapping[str, Any]) -> list[str]:
 def array_datasets(external: Mapping[str, Any]) -> list[str]:
     """Names of the ``kind: array`` datasets."""
     return [name for name, spec in (external.get("datasets") or {}).items() if spec.get("kind") == ARRAY_KIND]
+
+
+def images_datasets(external: Mapping[str, Any]) -> list[str]:
+    """Names of the ``kind: images`` datasets."""
+    return [name for name, spec in (external.get("datasets") or {}).items() if spec.get("kind") == IMAGES_KIND]
+
+
+def recorded_datasets(external: Mapping[str, Any]) -> list[str]:
+    """Names of the own datasets that a custom model is recorded on (``kind: array`` and ``kind: images``)."""
+    return [*array_datasets(external), *images_datasets(external)]
+
+
+def images_array_path(dataset: str, root: Path = Path("data")) -> Path:
+    """Where the workflow writes the preprocessed inputs of a ``kind: images`` dataset (the array the model reads)."""
+    return root / "external" / dataset / "images.npy"
+
+
+def images_index_path(dataset: str, root: Path = Path("data")) -> Path:
+    """Where the workflow writes the ``input_id,file`` table of a ``kind: images`` dataset (its media)."""
+    return root / "external" / dataset / "inputs.csv"
 
 
 def custom_models(external: Mapping[str, Any]) -> list[str]:
@@ -93,14 +123,20 @@ def tables_concept_file(external: Mapping[str, Any], dataset: str, stem: str) ->
 
 
 def array_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    """An array dataset's spec with its paths resolved."""
+    """An array dataset's spec with its paths resolved; for an images dataset, ``images`` is the workflow's
+    preprocessed array (:func:`images_array_path`)."""
     spec = external["datasets"][dataset]
+    if spec.get("kind") == IMAGES_KIND:
+        return {"kind": IMAGES_KIND, "images": str(images_array_path(dataset))}
     return {key: str(resolve_path(external, value)) if key in ARRAY_PATH_KEYS else value for key, value in spec.items()}
 
 
 def dataset_inputs(external: Mapping[str, Any], dataset: str) -> list[str]:
-    """The user files an own dataset reads (Snakemake inputs), resolved."""
+    """The user files an own dataset reads (Snakemake inputs), resolved; an images dataset's folder is not one
+    (its preprocessed array is, :func:`images_array_path`)."""
     spec = external["datasets"][dataset]
+    if spec.get("kind") == IMAGES_KIND:
+        return [str(images_array_path(dataset))]
     return [str(resolve_path(external, spec[key])) for key in ARRAY_PATH_KEYS if spec.get(key)]
 
 
@@ -247,11 +283,16 @@ def own_file_keys(external: Mapping[str, Any], section: str, name: str) -> list[
                 for key in CUSTOM_PATH_KEYS if spec.get(key)]
     if spec.get("kind") == ARRAY_KIND:
         return [(f"{prefix}.{key}", spec[key], False) for key in ARRAY_PATH_KEYS if spec.get(key)]
+    if spec.get("kind") == IMAGES_KIND:
+        return [(f"{prefix}.{key}", spec[key], key == "folder") for key in IMAGES_PATH_KEYS if spec.get(key)]
     keys = [(f"{prefix}.activations.{model}.{layer}", path, None)
             for model, layers in (spec.get("activations") or {}).items() for layer, path in (layers or {}).items()]
     keys += [(f"{prefix}.concepts.{source}", path, None) for source, path in (spec.get("concepts") or {}).items()]
     if spec.get("known_concepts"):
         keys.append((f"{prefix}.known_concepts", spec["known_concepts"], False))
+    media = spec.get("media") or {}
+    keys += [(f"{prefix}.media.{key}", media[key], None) for key in ("path", "ids")
+             if media.get(key) and media[key] != ROW_IDS]
     return keys
 
 
@@ -312,6 +353,55 @@ def _image_rows(images: str | Path) -> np.ndarray:
     return np.load(path, mmap_mode="r")
 
 
+def media_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any] | None:
+    """The resolved media of an own dataset (its forms: :mod:`neuroneval.external.own_media`), ``{path, ids,
+    image_shape, root}``, or None when
+    it has none (a tables dataset without ``media:``).
+
+    ``path`` is absolute (from ``external.data_root``); ``ids`` is ``"rows"``, an absolute path or None; ``root`` is
+    the folder an image table's paths are relative to (a ``kind: images`` dataset's folder), else None.
+    """
+    spec = (external.get("datasets") or {}).get(dataset) or {}
+    kind = spec.get("kind")
+    if kind == ARRAY_KIND:
+        return {"path": str(resolve_path(external, spec["images"])), "ids": ROW_IDS,
+                "image_shape": spec.get("image_shape"), "root": None}
+    if kind == IMAGES_KIND:
+        return {"path": str(images_index_path(dataset)), "ids": None, "image_shape": None,
+                "root": str(resolve_path(external, spec["folder"]))}
+    media = spec.get(MEDIA_KEY) if kind == TABLES_KIND else None
+    if not media:
+        return None
+    ids = media.get("ids")
+    return {"path": str(resolve_path(external, media["path"])),
+            "ids": ids if ids in (None, ROW_IDS) else str(resolve_path(external, ids)),
+            "image_shape": media.get("image_shape"), "root": None}
+
+
+def media_files(spec: Mapping[str, Any] | None) -> list[str]:
+    """The files a media spec reads (Snakemake inputs): its path and its ids file."""
+    if spec is None:
+        return []
+    return [spec["path"], *([spec["ids"]] if spec.get("ids") not in (None, ROW_IDS) else [])]
+
+
+def crowd_media_problems(config: Mapping[str, Any]) -> list[str]:
+    """A setting of your own named in ``explain.crowd.settings`` whose dataset has no media to show raters."""
+    external = external_block(config)
+    own_datasets = {*tables_datasets(external), *recorded_datasets(external)}
+    settings = config.get("settings") or {}
+    names = ((config.get("explain") or {}).get("crowd") or {}).get("settings") or []
+    problems = []
+    for position, name in enumerate([names] if isinstance(names, str) else names):
+        dataset = (settings.get(name) or {}).get("dataset")
+        if dataset in own_datasets and media_spec(external, dataset) is None:
+            problems.append(f"explain.crowd.settings[{position}]: {name!r} is a setting of your own on dataset "
+                            f"{dataset!r}, which has no media: a crowd study shows raters each input; declare "
+                            f"external.datasets.{dataset}.media (an image array, image folder or tokens.csv; "
+                            "docs/your_model.md)")
+    return problems
+
+
 #: Params keys whose settings CoSy runs on generated images: ``cosy`` runs a setting of your own whose model is a
 #: ``family: custom`` model (through its ``preprocess``); ``explain.cosy`` runs the vision-world settings only.
 COSY_SETTING_KEYS = (("cosy", "settings"), ("cosy", "generative", "settings"), ("explain", "cosy", "settings"))
@@ -328,7 +418,7 @@ def cosy_problems(config: Mapping[str, Any]) -> list[str]:
     :class:`~neuroneval.external.preprocess.ImagePreprocessing` the rest when the model is run.)
     """
     external = external_block(config)
-    own_datasets = {*tables_datasets(external), *array_datasets(external)}
+    own_datasets = {*tables_datasets(external), *recorded_datasets(external)}
     runnable_models = custom_models(external)
     settings = config.get("settings") or {}
     generators = list((config.get("cosy") or {}).get("generators") or [])

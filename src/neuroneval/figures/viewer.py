@@ -211,10 +211,23 @@ def token_renderer(token_ids: np.ndarray, doc_offsets: np.ndarray, vocabulary: S
     return render
 
 
-def media_renderer(media: InputMedia, input_ids: np.ndarray, *, scale: int = 2) -> Renderer:
+def upscale_factor(height: int, width: int, min_size: int) -> int:
+    """The whole factor ``f = ceil(min_size / max(H, W))`` (at least 1) that enlarges an image to ``min_size`` pixels.
+
+    >>> upscale_factor(8, 8, 64), upscale_factor(224, 224, 64)
+    (8, 1)
+    """
+    return max(1, -(-int(min_size) // max(int(height), int(width), 1)))
+
+
+def media_renderer(media: InputMedia, input_ids: np.ndarray, *, scale: int = 2, min_size: int = 0) -> Renderer:
     """Render row ``r`` as the user's media of input ``input_ids[r]``, looked up by id (never by row): an image
     thumbnail, a text, or a token highlighted after its left context. An id the media lacks raises ``ValueError``
-    naming the media and the id (:meth:`~neuroneval.input_media.InputMedia.lookup`)."""
+    naming the media and the id (:meth:`~neuroneval.input_media.InputMedia.lookup`).
+
+    An image smaller than ``min_size`` pixels on its longer side is enlarged in the PNG itself by
+    :func:`upscale_factor` (nearest neighbour: pixel ``(i, j)`` of the thumbnail is pixel ``(i // f, j // f)`` of
+    the image), so an 8×8 digit stays sharp and visible; the page shows it at that size."""
     from neuroneval.input_media import TokenInContext
 
     def render(row: int, activation: float) -> InputView:
@@ -226,6 +239,11 @@ def media_renderer(media: InputMedia, input_ids: np.ndarray, *, scale: int = 2) 
         if isinstance(item, str):
             return InputView(input_id=identifier, activation=activation, kind="text", tokens=(item,))
         image = np.asarray(item)
+        if min_size and max(image.shape[:2]) < min_size:
+            factor = upscale_factor(image.shape[0], image.shape[1], min_size)
+            return InputView(input_id=identifier, activation=activation, kind="image",
+                             image=png_base64(image, scale=factor), width=image.shape[1] * factor,
+                             height=image.shape[0] * factor)
         return InputView(input_id=identifier, activation=activation, kind="image", image=png_base64(image),
                          width=image.shape[1] * scale, height=image.shape[0] * scale)
 
@@ -427,10 +445,10 @@ def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_
                  concept_file: Path, truth_file: Path, metrics: Sequence[str], top_k: int,
                  max_units: int | None, explanation_files: Sequence[Path] = (), data_root: Path | None = Path("data"),
                  scale: int = 2, context: int = 12, description: str = "", notes: Sequence[str] = (),
-                 media: InputMedia | None = None) -> str:
+                 media: InputMedia | None = None, min_size: int = 0) -> str:
     """Read one setting's tables and world (none when ``data_root`` is None) and return its viewer page; ``media``
     (the user's images or texts, :func:`neuroneval.input_media.read_input_media`) replaces the embedded world
-    (:func:`load_renderer`)."""
+    (:func:`load_renderer`), its images enlarged to ``min_size`` pixels (:func:`media_renderer`)."""
     from neuroneval.settings import load_setting, read_activation_table
 
     data = load_setting(list(activation_files), concept_file,
@@ -438,7 +456,7 @@ def build_viewer(setting: str, setting_config: Mapping[str, Any], *, activation_
     frame, _ = read_activation_table(activation_files[0])
     input_ids = frame["input_id"].to_numpy(dtype=np.int64)
     if media is not None:
-        render = media_renderer(media, input_ids, scale=scale)
+        render = media_renderer(media, input_ids, scale=scale, min_size=min_size)
     else:
         render = load_renderer(setting_config["dataset"], input_ids, root=data_root, scale=scale, context=context)
     truth = pd.read_csv(truth_file, dtype=str)

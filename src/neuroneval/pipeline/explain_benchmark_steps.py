@@ -168,6 +168,21 @@ def explain_crowd(job: StepIO) -> None:
     print(scores.groupby(["aggregation", "method"], sort=False)["crowd_correlation"].mean().round(3).to_string())
 
 
+def explain_crowd_pages(job: StepIO) -> None:
+    """The task pages of the crowd study of a setting of your own, its media shown by input id
+    (:func:`neuroneval.external.own_media.write_crowd_pages`)."""
+    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions
+    from neuroneval.external.own_media import write_crowd_pages
+
+    options = CrowdBenchmarkOptions.from_params(job.params.crowd)
+    written = write_crowd_pages(list(job.input.activations),
+                                dict(zip(job.params.methods, job.input.explanations, strict=True)),
+                                job.params.media, job.output[0], n_inputs=options.n_inputs,
+                                sampling=options.sampling, seed=options.seed,
+                                title=f"Concept rating: {job.wildcards.setting}")
+    print(f"{job.wildcards.setting}: {sum(path.suffix == '.html' for path in written)} task pages")
+
+
 def scorer_tables(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame,
                   metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Wide per-unit scores of Table 1's methods (index setting, unit; baselines, ceiling, text methods left out) for

@@ -26,8 +26,31 @@ def external_array_dataset(job: StepIO) -> None:
                       "classes": len(metadata["classes"])}))
 
 
+def external_images_dataset(job: StepIO) -> None:
+    """A ``kind: images`` dataset: the preprocessed array the model reads, the ``input_id,file`` table its images
+    are shown from, and the label concept table (:func:`neuroneval.external.own_images.build_images_dataset`)."""
+    import numpy as np
+
+    from neuroneval.external.own import class_concept_frame
+    from neuroneval.external.own_images import build_images_dataset
+
+    dataset = job.params.dataset
+    images, listing, classes = build_images_dataset(dataset["folder"], dataset.get("labels"),
+                                                    dataset.get("preprocess"))
+    frame = class_concept_frame(listing["label"].to_numpy(), classes)
+    concepts = [column for column in frame.columns if column != "input_id"]
+    with io.atomic_path(Path(job.output.images)) as temporary, open(temporary, "wb") as handle:
+        np.save(handle, images)
+    io.write_csv(job.output.inputs, listing[["input_id", "file"]])
+    io.write_concept_table(job.output.concepts, frame, metadata={
+        "source": "labels", "dataset": job.wildcards.images_dataset, "concepts": concepts, "classes": classes,
+        "folder": dataset["folder"]})
+    print(json.dumps({"dataset": job.wildcards.images_dataset, "inputs": len(listing), "classes": len(classes),
+                      "input_shape": list(images.shape[1:])}))
+
+
 def external_custom_activations(job: StepIO) -> None:
-    """One layer of a ``family: custom`` model on an array dataset, recorded by ``record_files``."""
+    """One layer of a ``family: custom`` model on an array or images dataset, recorded by ``record_files``."""
     from neuroneval.external.images import resolve_device
     from neuroneval.external.own import record_custom_layer
 
@@ -40,7 +63,7 @@ def external_custom_activations(job: StepIO) -> None:
         frame, metadata = record_custom_layer(job.params.model, job.params.dataset["images"], job.wildcards.layer,
                                               scratch, class_names=list(concept_metadata["classes"]),
                                               options=options)
-    metadata.update({"model": job.wildcards.custom_model, "dataset": job.wildcards.array_dataset,
+    metadata.update({"model": job.wildcards.custom_model, "dataset": job.wildcards.recorded_dataset,
                      "layer": job.wildcards.layer, "recorded": {"model": metadata.get("model"),
                                                                 "dataset": metadata.get("dataset")}})
     io.write_activation_table(output, frame, metadata=metadata)

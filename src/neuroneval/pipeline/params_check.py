@@ -317,11 +317,11 @@ def _dataset_world(config: Mapping[str, Any], dataset: Any) -> tuple[str | None,
 
 
 def own_dataset_worlds(external: Mapping[str, Any]) -> dict[str, str]:
-    """``external_own`` for each ``kind: tables``/``array``/``corpus`` dataset (:mod:`neuroneval.external.own`,
-    :mod:`neuroneval.external.corpus`)."""
+    """``external_own`` for each ``kind: tables``/``array``/``images``/``corpus`` dataset
+    (:mod:`neuroneval.external.own`, :mod:`neuroneval.external.corpus`)."""
     from neuroneval.external import corpus, own
 
-    return {name: "external_own" for name in [*own.tables_datasets(external), *own.array_datasets(external),
+    return {name: "external_own" for name in [*own.tables_datasets(external), *own.recorded_datasets(external),
                                               *corpus.corpus_datasets(external)]}
 
 
@@ -442,9 +442,9 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
     from neuroneval.external.corpus import corpus_cosy_problems
-    from neuroneval.external.own import cosy_problems
+    from neuroneval.external.own import cosy_problems, crowd_media_problems
 
-    problems += cosy_problems(config) + corpus_cosy_problems(config)
+    problems += cosy_problems(config) + corpus_cosy_problems(config) + crowd_media_problems(config)
     external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]

@@ -12,7 +12,9 @@ from neuroneval.pipeline.runner import StepIO
 
 def viewer_setting(job: StepIO) -> None:
     """``results/viewer/<setting>/index.html``: one card per unit with a known concept (params ``viewer``); an
-    external image dataset's inputs are shown from its ``inputs.csv`` (``input_id,path`` under ``media_root``)."""
+    external image dataset's inputs are shown from its ``inputs.csv`` (``input_id,path`` under ``media_root``), an
+    own dataset's from its media (``own_media``: :mod:`neuroneval.external.own_media`, checked against the first
+    activation table; images enlarged to ``THUMBNAIL_MIN_SIZE`` pixels)."""
     from neuroneval.figures.viewer import build_viewer, passing_metrics, write_viewer
     from neuroneval.input_media import read_image_table
 
@@ -22,8 +24,13 @@ def viewer_setting(job: StepIO) -> None:
     notes = ["no metric passes both sanity tests in results/table3.csv"] if chosen == "sanity" and not metrics else []
     explanation_files = [Path(path) for path in getattr(job.input, "explanations", [])]
     max_units = knobs.get("max_units")
-    media_table = getattr(job.input, "media", None)
-    media = None if media_table is None else read_image_table(media_table, root=job.params.media_root)
+    media, min_size = None, 0
+    if job.params.own_media:
+        from neuroneval.external.own_media import THUMBNAIL_MIN_SIZE, setting_media
+
+        media, min_size = setting_media(job.params.own_media, job.input.activations[0]), THUMBNAIL_MIN_SIZE
+    elif hasattr(job.input, "media"):
+        media = read_image_table(job.input.media, root=job.params.media_root)
     page = build_viewer(
         job.wildcards.setting,
         job.params.setting,
@@ -40,6 +47,7 @@ def viewer_setting(job: StepIO) -> None:
         description=job.params.description,
         notes=notes,
         media=media,
+        min_size=min_size,
     )
     write_viewer(job.output[0], page)
     print(f"{job.wildcards.setting}: viewer with metrics {metrics}, {len(explanation_files)} explanation tables")
