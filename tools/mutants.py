@@ -30,21 +30,33 @@ WORK_DIR = ROOT / ".mutants"
 #: Decisive module → the test files that cover it (the tests a mutant of that module must fail).
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
     # metric kernels and binarization
-    "src/neuroneval/metrics/binarize.py": ("tests/metrics/test_top_alpha_rules.py", "tests/metrics/test_sort_stability.py"),
+    "src/neuroneval/metrics/binarize.py": (
+        "tests/metrics/test_top_alpha_rules.py",
+        "tests/metrics/test_sort_stability.py",
+    ),
     "src/neuroneval/metrics/confusion.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
     "src/neuroneval/metrics/correlation.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
     "src/neuroneval/metrics/wpmi_mad.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
-    "src/neuroneval/metrics/topandrandom.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_paper_scale_paths.py"),
+    "src/neuroneval/metrics/topandrandom.py": (
+        "tests/metrics/test_oracles.py",
+        "tests/metrics/test_paper_scale_paths.py",
+    ),
     # ranks and ties
     "src/neuroneval/metrics/ranks.py": ("tests/metrics/test_sort_stability.py", "tests/metrics/test_top_alpha_rules.py",
                                         "tests/metrics/test_reference_mode.py"),
     # meta-AUPRC and its α/λ search
     "src/neuroneval/meta/auprc.py": ("tests/meta/test_table4_and_auprc.py", "tests/meta/test_interval_coverage.py"),
-    "src/neuroneval/meta/search.py": ("tests/meta/test_meta_defaults_and_ties.py", "tests/meta/test_table4_and_auprc.py"),
+    "src/neuroneval/meta/search.py": (
+        "tests/meta/test_meta_defaults_and_ties.py",
+        "tests/meta/test_table4_and_auprc.py",
+    ),
     # sanity tests
     "src/neuroneval/sanity/theoretical.py": ("tests/sanity/test_theoretical.py", "tests/sanity/test_analytical.py",
                                              "tests/sanity/test_theoretical_reference.py"),
-    "src/neuroneval/sanity/analytical.py": ("tests/sanity/test_analytical.py", "tests/sanity/test_theoretical_reference.py"),
+    "src/neuroneval/sanity/analytical.py": (
+        "tests/sanity/test_analytical.py",
+        "tests/sanity/test_theoretical_reference.py",
+    ),
     "src/neuroneval/sanity/experimental.py": ("tests/sanity/test_experimental.py",),
     "src/neuroneval/sanity/perturb.py": ("tests/sanity/test_perturb.py", "tests/sanity/test_experimental.py"),
     "src/neuroneval/sanity/delta.py": ("tests/sanity/test_delta.py",),

@@ -59,7 +59,7 @@ def test_a_server_that_never_answers_hits_the_timeout() -> None:
     def call() -> None:
         try:
             complete(url, timeout_s=0.5, retries=0)
-        except BaseException as error:  # noqa: BLE001 - handed to the test thread
+        except BaseException as error:
             outcome["error"] = error
 
     with silent_server() as url:
@@ -112,7 +112,7 @@ def test_a_well_formed_reply_is_returned_verbatim() -> None:
 
 def test_a_missing_api_key_is_an_error_before_any_request(monkeypatch) -> None:
     monkeypatch.delenv("TEST_LLM_MISSING_KEY", raising=False)
-    with serve_fake_chat(FakeChat) as url, pytest.raises(LLMError, match="TEST_LLM_MISSING_KEY .* is not set"):
+    with serve_fake_chat(FakeChat) as url, pytest.raises(LLMError, match=r"TEST_LLM_MISSING_KEY .* is not set"):
         complete(url, api_key_env="TEST_LLM_MISSING_KEY")
     assert FakeChat.requests == []
 
