@@ -31,6 +31,7 @@ WORK_DIR = ROOT / ".mutants"
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
     # metric kernels and binarization
     "src/neuroneval/metrics/binarize.py": (
+        "tests/metrics/test_binarize_rules.py",
         "tests/metrics/test_top_alpha_rules.py",
         "tests/metrics/test_sort_stability.py",
     ),

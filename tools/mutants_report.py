@@ -80,7 +80,7 @@ def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
             result.killed += 1
             result.timeouts += 1
         elif outcome.test_outcome == TestOutcome.SURVIVED:
-            line = _source_line(mutation.module_path, mutation.start_pos[0])
+            line = original_line(outcome.diff or "")
             if (result.module, mutation.operator_name, line) in equivalents:
                 result.equivalent += 1
             else:
@@ -90,9 +90,11 @@ def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
     return result
 
 
-def _source_line(module_path: Path, line_number: int) -> str:
-    path = module_path if module_path.is_absolute() else WORK_DIR / "tree" / module_path
-    return path.read_text().splitlines()[line_number - 1].strip()
+def original_line(diff: str) -> str:
+    """The unmutated source line of a mutant: the first removed line of its diff (the scratch tree may hold
+    another mutant while a run goes on, so the file is not read)."""
+    removed = (line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
+    return next(removed, "-")[1:].strip()
 
 
 def markdown(tallies: list[ModuleTally]) -> str:
