@@ -39,6 +39,8 @@ def test_the_equivalent_mutants_table_of_the_docs_is_read(tmp_path: Path) -> Non
     report = load_tool("mutants_report")
     doc = tmp_path / "doc.md"
     doc.write_text("## Other\n| m | op | `x` | no |\n## Equivalent mutants\n\n| module | operator | line | why |\n"
-                   "|---|---|---|---|\n| metrics.binarize | core/Op | `y = f(x, axis=-1)` | 2-D only |\n## Next\n")
-    assert report.equivalent_mutants(doc) == {("metrics.binarize", "core/Op", "y = f(x, axis=-1)")}
+                   "|---|---|---|---|\n| metrics.binarize | core/Op | `y = f(x, axis=-1)` | 2-D only |\n"
+                   "| metrics.binarize | core/Or | `return a \\| b` | disjoint |\n## Next\n")
+    assert report.equivalent_mutants(doc) == {("metrics.binarize", "core/Op", "y = f(x, axis=-1)"),
+                                              ("metrics.binarize", "core/Or", "return a | b")}
     assert report.equivalent_mutants()  # docs/mutation_testing.md lists at least one

@@ -11,6 +11,7 @@ under the table with its diff, to be killed by a test or argued equivalent there
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORK_DIR = ROOT / ".mutants"
 EQUIVALENTS_DOC = ROOT / "docs" / "mutation_testing.md"
 EQUIVALENTS_HEADING = "## Equivalent mutants"
+UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
 
 @dataclass
@@ -51,7 +53,7 @@ def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]
     """(module, operator, stripped source line) rows of the doc's "Equivalent mutants" table.
 
     Rows look like ``| metrics.binarize | core/NumberReplacer | `return x >= 0` | why |``; the header and
-    separator rows are skipped.
+    separator rows are skipped; a ``|`` inside a cell is written ``\\|``, as GitHub's tables need.
     """
     rows: set[tuple[str, str, str]] = set()
     inside = False
@@ -60,7 +62,7 @@ def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]
             inside = line.strip() == EQUIVALENTS_HEADING
             continue
         if inside and line.startswith("|"):
-            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            cells = [cell.strip().replace("\\|", "|") for cell in UNESCAPED_PIPE.split(line.strip().strip("|"))]
             if len(cells) >= 3 and cells[2].startswith("`"):
                 rows.add((cells[0], cells[1], cells[2].strip("`").strip()))
     return rows
