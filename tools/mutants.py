@@ -62,7 +62,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/sanity/perturb.py": ("tests/sanity/test_perturb.py", "tests/sanity/test_experimental.py"),
     "src/neuroneval/sanity/delta.py": ("tests/sanity/test_delta.py",),
     # crowd estimators, intervals and task pages
-    "src/neuroneval/crowd/estimator.py": ("tests/crowd/test_sampling_estimator.py",),
+    "src/neuroneval/crowd/estimator.py": (
+        "tests/crowd/test_sampling_estimator.py",
+        "tests/crowd/test_estimator_edges.py",
+    ),
     "src/neuroneval/crowd/sampling.py": ("tests/crowd/test_sampling_estimator.py",),
     "src/neuroneval/crowd/aggregation.py": ("tests/crowd/test_aggregation_raters.py",),
     "src/neuroneval/crowd/ingest.py": ("tests/crowd/test_design_ingest.py", "tests/crowd/test_interval_coverage.py"),

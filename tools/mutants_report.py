@@ -53,7 +53,7 @@ def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]
     """(module, operator, stripped source line) rows of the doc's "Equivalent mutants" table.
 
     Rows look like ``| metrics.binarize | core/NumberReplacer | `return x >= 0` | why |``; the header and
-    separator rows are skipped; a ``|`` inside a cell is written ``\\|``, as GitHub's tables need.
+    separator rows are skipped; operator ``*`` matches every operator on that line; a ``|`` inside a cell is written ``\\|``, as GitHub's tables need.
     """
     rows: set[tuple[str, str, str]] = set()
     inside = False
@@ -83,7 +83,7 @@ def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
             result.timeouts += 1
         elif outcome.test_outcome == TestOutcome.SURVIVED:
             line = original_line(outcome.diff or "")
-            if (result.module, mutation.operator_name, line) in equivalents:
+            if {(result.module, mutation.operator_name, line), (result.module, "*", line)} & equivalents:
                 result.equivalent += 1
             else:
                 result.survivors.append((mutation.operator_name, line, outcome.diff or ""))
