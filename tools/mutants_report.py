@@ -53,7 +53,8 @@ def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]
     """(module, operator, stripped source line) rows of the doc's "Equivalent mutants" table.
 
     Rows look like ``| metrics.binarize | core/NumberReplacer | `return x >= 0` | why |``; the header and
-    separator rows are skipped; operator ``*`` matches every operator on that line; a ``|`` inside a cell is written ``\\|``, as GitHub's tables need.
+    separator rows are skipped; operator ``*`` matches every operator on that line; a ``|`` inside a cell is
+    written ``\\|``, as GitHub's tables need.
     """
     rows: set[tuple[str, str, str]] = set()
     inside = False
