@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from neuroneval.crowd.estimator import correlation_matrix, weighted_std
+from neuroneval.crowd.estimator import correlation_matrix, is_correlation, weighted_std
 
 
 @pytest.mark.parametrize(("values", "ddof"), [([2.0], 1), ([1.0, 3.0], 2)])
@@ -27,3 +27,47 @@ def test_weighted_std_with_one_degree_of_freedom_left_is_the_sample_std() -> Non
 def test_correlation_matrix_refuses_tables_of_different_lengths(activation_rows, concept_rows) -> None:
     with pytest.raises(ValueError, match="equal n"):
         correlation_matrix(np.zeros((activation_rows, 2)), np.zeros((concept_rows, 3)))
+
+
+@pytest.mark.parametrize(("activations", "concepts"), [(np.zeros(5), np.zeros((5, 3))), (np.zeros((5, 2)), np.zeros(5)),
+                                                       (np.zeros((5, 2, 1)), np.zeros((5, 3)))])
+def test_correlation_matrix_refuses_arrays_that_are_not_tables(activations, concepts) -> None:
+    with pytest.raises(ValueError, match=r"need \(n, K\) activations and \(n, C\) concepts"):
+        correlation_matrix(activations, concepts)
+
+
+def test_known_activation_moments_broadcast_per_row_of_a_batch() -> None:
+    """Per-row μ(a), σ(a) of shape (R,) for (R, |S|) samples: each row as if estimated alone."""
+    rng = np.random.default_rng(4)
+    a, c, w = rng.normal(size=(3, 9)), (rng.random((3, 9)) < 0.4).astype(float), rng.uniform(0.5, 2.0, (3, 9))
+    means, stds = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, 0.5])
+    batch = is_correlation(a, c, w, activation_mean=means, activation_std=stds)
+    rows = [float(is_correlation(a[r], c[r], w[r], activation_mean=means[r], activation_std=stds[r])) for r in range(3)]
+    assert batch.shape == (3,)
+    np.testing.assert_allclose(batch, rows, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("size", "ddof"), [(1, 1), (2, 2), (1, 2), (2, 5)])
+def test_no_degree_of_freedom_left_gives_zeros_of_the_batch_shape_without_a_warning(size, ddof) -> None:
+    rng = np.random.default_rng(size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = is_correlation(rng.normal(size=(4, size)), rng.random((4, size)), np.ones((4, size)), ddof=ddof)
+    assert result.shape == (4,)
+    np.testing.assert_array_equal(result, np.zeros(4))
+
+
+@pytest.mark.parametrize("level", [1e6 + 0.1, 1e9 / 3])
+def test_a_constant_sample_far_from_zero_is_constant_despite_round_off(level) -> None:
+    """μ_S of a constant far from 0 is off by round-off, so σ_S is a tiny positive number: still 'constant' (0)."""
+    concept = np.full(7, level)
+    activation = np.random.default_rng(0).normal(size=7)
+    assert float(is_correlation(activation, concept, np.ones(7))) == 0.0
+    assert float(is_correlation(concept, activation, np.ones(7))) == 0.0
+
+
+def test_a_spread_below_the_absolute_tolerance_counts_as_constant() -> None:
+    """σ ≤ 1e−12·(|μ| + 1): inputs that differ by 1e−13 near 0 are a constant unit (the '+ 1' of the tolerance)."""
+    activation = np.array([0.0, 1e-13] * 5)
+    concept = np.array([0.0, 1.0] * 5)
+    assert float(is_correlation(activation, concept, np.ones(10))) == 0.0
