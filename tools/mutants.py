@@ -10,6 +10,7 @@ so editing and testing here while a run goes on is safe. One Cosmic Ray session 
     python tools/mutants.py --changed          # modules (or their mapped tests) changed since main's merge-base
     python tools/mutants.py src/neuroneval/metrics/binarize.py   # named modules only
     python tools/mutants.py --resume ...       # go on with the pending mutants of existing sessions
+    python tools/mutants.py --recheck ...      # re-test only the survivors of existing sessions (after new tests)
 """
 
 from __future__ import annotations
@@ -158,12 +159,37 @@ def run_module(module: str, tree: Path, *, resume: bool, log) -> None:
     log(f"{module}: done after {time.monotonic() - started:.0f} s")
 
 
+def recheck_survivors(module: str, tree: Path, *, log) -> None:
+    """Run the survivors of ``module``'s session again against its mapped tests as they are now, recording the
+    new outcomes in the session (a survivor that a new test kills becomes killed). Uses its own scratch tree, so
+    it may run beside a session that is still executing."""
+    from cosmic_ray.mutating import mutate_and_test
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome
+
+    tests = MODULE_TESTS[module]
+    os.environ["PYTHONPATH"] = str(tree / "src")
+    command = " ".join(test_command(tests))
+    with use_db(str(session_path(module)), WorkDB.Mode.open) as database:
+        survivors = [item for item, result in database.completed_work_items
+                     if result.test_outcome == TestOutcome.SURVIVED]
+        here = Path.cwd()
+        os.chdir(tree)
+        try:
+            for item in survivors:
+                database.set_result(item.job_id, mutate_and_test(item.mutations, command, 600.0))
+        finally:
+            os.chdir(here)
+    log(f"{module}: re-tested {len(survivors)} survivor(s) with {' '.join(tests)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="module paths (default: every module of MODULE_TESTS)")
     parser.add_argument("--changed", action="store_true", help="only modules changed since main's merge-base")
     parser.add_argument("--base", default="main", help="branch whose merge-base --changed compares with")
     parser.add_argument("--resume", action="store_true", help="keep existing sessions of unchanged modules")
+    parser.add_argument("--recheck", action="store_true", help="re-test only the survivors of existing sessions")
     args = parser.parse_args(argv)
     unknown = [module for module in args.modules if module not in MODULE_TESTS]
     if unknown:
@@ -173,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no mapped module changed; nothing to mutate")
         return 0
     WORK_DIR.mkdir(exist_ok=True)
-    tree = WORK_DIR / "tree"
+    tree = WORK_DIR / ("recheck" if args.recheck else "tree")
     copy_tree(tree)
     with open(WORK_DIR / "run.log", "a") as log_file:
         def log(line: str) -> None:
@@ -182,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
             log_file.flush()
 
         for module in modules:
-            run_module(module, tree, resume=args.resume, log=log)
+            if args.recheck:
+                recheck_survivors(module, tree, log=log)
+            else:
+                run_module(module, tree, resume=args.resume, log=log)
     return 0
 
 
