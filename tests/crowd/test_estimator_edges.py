@@ -71,3 +71,28 @@ def test_a_spread_below_the_absolute_tolerance_counts_as_constant() -> None:
     activation = np.array([0.0, 1e-13] * 5)
     concept = np.array([0.0, 1.0] * 5)
     assert float(is_correlation(activation, concept, np.ones(10))) == 0.0
+
+
+def eq5_eq6_by_loops(a: list[float], c: list[float], w: list[float], ddof: int = 1) -> float:
+    """Eq. 5–6 written out term by term in plain Python (the brute-force reference)."""
+    size = len(a)
+    mean_a = sum(wi * ai for wi, ai in zip(w, a, strict=True)) / size
+    mean_c = sum(wi * ci for wi, ci in zip(w, c, strict=True)) / size
+    std_a = (sum(wi * (ai - mean_a) ** 2 for wi, ai in zip(w, a, strict=True)) / (size - ddof)) ** 0.5
+    std_c = (sum(wi * (ci - mean_c) ** 2 for wi, ci in zip(w, c, strict=True)) / (size - ddof)) ** 0.5
+    products = sum(wi * (ai - mean_a) * (ci - mean_c) for wi, ai, ci in zip(w, a, c, strict=True))
+    return products / (std_a * std_c) / (size - ddof)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_importance_weighted_estimate_matches_eq6_written_out(seed) -> None:
+    rng = np.random.default_rng(seed)
+    a, c = rng.gamma(2.0, size=12), (rng.random(12) < 0.5).astype(float)
+    w = rng.uniform(0.2, 3.0, 12)  # Σ w ≠ |S|: the centring terms do not cancel
+    assert float(is_correlation(a, c, w)) == pytest.approx(eq5_eq6_by_loops(a.tolist(), c.tolist(), w.tolist()),
+                                                           rel=1e-12)
+
+
+def test_weighted_std_takes_mean_and_ddof_by_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        weighted_std(np.ones(3), np.ones(3), None, 1)
