@@ -96,3 +96,10 @@ def test_importance_weighted_estimate_matches_eq6_written_out(seed) -> None:
 def test_weighted_std_takes_mean_and_ddof_by_keyword_only() -> None:
     with pytest.raises(TypeError):
         weighted_std(np.ones(3), np.ones(3), None, 1)
+
+
+def test_a_spread_just_above_the_absolute_tolerance_is_a_real_spread() -> None:
+    """σ ≈ 1.6e−12 > 1e−12·(|μ| + 1): the tiny unit is not constant and tracks the concept exactly (ρ = 1)."""
+    activation = np.array([0.0, 3e-12] * 5)
+    concept = np.array([0.0, 1.0] * 5)
+    assert float(is_correlation(activation, concept, np.ones(10))) == pytest.approx(1.0)
