@@ -103,3 +103,13 @@ def test_a_spread_just_above_the_absolute_tolerance_is_a_real_spread() -> None:
     activation = np.array([0.0, 3e-12] * 5)
     concept = np.array([0.0, 1.0] * 5)
     assert float(is_correlation(activation, concept, np.ones(10))) == pytest.approx(1.0)
+
+
+def test_is_correlation_takes_its_options_by_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        is_correlation(np.ones(3), np.ones(3), np.ones(3), 1)
+
+
+def test_correlation_matrix_refuses_concepts_with_more_than_two_axes() -> None:
+    with pytest.raises(ValueError, match=r"need \(n, K\) activations and \(n, C\) concepts"):
+        correlation_matrix(np.zeros((5, 2)), np.zeros((5, 3, 1)))
