@@ -99,3 +99,22 @@ report: $(STAMP)
 repro: $(STAMP)
 	@$(UNLOCK) $(BIN)/snakemake
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro
+
+# Mutation testing (docs/mutation_testing.md; Cosmic Ray, not part of `make test`): each decisive module of
+# tools/mutants.py's MODULE_TESTS is mutated in a scratch copy (.mutants/tree) and only its mapped tests run against
+# each mutant. `make mutants`: every module (hours on two cores); `make mutants-changed`: modules changed since
+# main's merge-base; MUTANTS=src/neuroneval/metrics/binarize.py names modules. Both end with .mutants/report.md.
+MUTANTS ?=
+.PHONY: mutants mutants-changed mutants-report
+mutants: $(STAMP)
+	nice -n 19 $(BIN)/python tools/mutants.py $(MUTANTS)
+	$(BIN)/python tools/mutants_report.py -o .mutants/report.md
+	@cat .mutants/report.md
+
+mutants-changed: $(STAMP)
+	nice -n 19 $(BIN)/python tools/mutants.py --changed
+	@test ! -d .mutants || $(BIN)/python tools/mutants_report.py -o .mutants/report.md
+
+mutants-report:
+	$(BIN)/python tools/mutants_report.py -o .mutants/report.md
+	@cat .mutants/report.md

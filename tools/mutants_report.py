@@ -1,0 +1,141 @@
+"""Markdown table of the mutation sessions of tools/mutants.py: killed / survived / equivalent per module.
+
+A survivor counts as *equivalent* when docs/mutation_testing.md's table "Equivalent mutants" lists its module,
+operator and mutated source line (the one home of that list, with the reason); every other survivor is listed
+under the table with its diff, to be killed by a test or argued equivalent there.
+
+    python tools/mutants_report.py                      # all sessions in .mutants/, to stdout
+    python tools/mutants_report.py -o .mutants/report.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import TestOutcome
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK_DIR = ROOT / ".mutants"
+EQUIVALENTS_DOC = ROOT / "docs" / "mutation_testing.md"
+EQUIVALENTS_HEADING = "## Equivalent mutants"
+UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+@dataclass
+class ModuleTally:
+    """Outcomes of one module's session; ``survivors`` holds (operator, source line, diff) of non-equivalent ones."""
+
+    module: str
+    mutants: int = 0
+    killed: int = 0
+    timeouts: int = 0
+    equivalent: int = 0
+    pending: int = 0
+    survivors: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.mutants - self.pending
+
+    @property
+    def killed_share(self) -> float:
+        """Killed (timeouts included) over decided non-equivalent mutants; NaN before any is decided."""
+        decided = self.done - self.equivalent
+        return self.killed / decided if decided else float("nan")
+
+
+def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]:
+    """(module, operator, stripped source line) rows of the doc's "Equivalent mutants" table.
+
+    Rows look like ``| metrics.binarize | core/NumberReplacer | `return x >= 0` | why |``; the header and
+    separator rows are skipped; operator ``*`` matches every operator on that line; a ``|`` inside a cell is
+    written ``\\|``, as GitHub's tables need.
+    """
+    rows: set[tuple[str, str, str]] = set()
+    inside = False
+    for line in doc.read_text().splitlines():
+        if line.startswith("## "):
+            inside = line.strip() == EQUIVALENTS_HEADING
+            continue
+        if inside and line.startswith("|"):
+            cells = [cell.strip().replace("\\|", "|") for cell in UNESCAPED_PIPE.split(line.strip().strip("|"))]
+            if len(cells) >= 3 and cells[2].startswith("`"):
+                rows.add((cells[0], cells[1], cells[2].strip("`").strip()))
+    return rows
+
+
+def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
+    """Count one session's outcomes; a timeout and a mutant that cannot even run the tests (incompetent) count as
+    killed, as Cosmic Ray counts them."""
+    result = ModuleTally(module=session.stem)
+    with use_db(str(session), WorkDB.Mode.open) as database:
+        result.mutants = database.num_work_items
+        completed = database.completed_work_items
+    result.pending = result.mutants - len(completed)
+    for item, outcome in completed:
+        mutation = item.mutations[0]
+        if outcome.test_outcome == TestOutcome.KILLED and outcome.output == "timeout":
+            result.killed += 1
+            result.timeouts += 1
+        elif outcome.test_outcome == TestOutcome.SURVIVED:
+            line = original_line(outcome.diff or "")
+            if {(result.module, mutation.operator_name, line), (result.module, "*", line)} & equivalents:
+                result.equivalent += 1
+            else:
+                result.survivors.append((mutation.operator_name, line, outcome.diff or ""))
+        else:
+            result.killed += 1
+    return result
+
+
+def original_line(diff: str) -> str:
+    """The unmutated source line of a mutant: the first removed line of its diff (the scratch tree may hold
+    another mutant while a run goes on, so the file is not read)."""
+    removed = (line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
+    return next(removed, "-")[1:].strip()
+
+
+def markdown(tallies: list[ModuleTally]) -> str:
+    """The per-module table, a total row, then each non-equivalent survivor with its diff."""
+    lines = ["| module | mutants | done | killed (timeouts) | survived | equivalent | killed % |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for t in tallies:
+        lines.append(f"| {t.module} | {t.mutants} | {t.done} | {t.killed} ({t.timeouts}) | {len(t.survivors)} | "
+                     f"{t.equivalent} | {100 * t.killed_share:.1f} |")
+    total = ModuleTally(module="**total**", mutants=sum(t.mutants for t in tallies),
+                        killed=sum(t.killed for t in tallies), timeouts=sum(t.timeouts for t in tallies),
+                        equivalent=sum(t.equivalent for t in tallies), pending=sum(t.pending for t in tallies),
+                        survivors=[s for t in tallies for s in t.survivors])
+    lines.append(f"| {total.module} | {total.mutants} | {total.done} | {total.killed} ({total.timeouts}) | "
+                 f"{len(total.survivors)} | {total.equivalent} | {100 * total.killed_share:.1f} |")
+    for t in tallies:
+        for operator, line, diff in t.survivors:
+            lines += ["", f"### Survivor in {t.module}: {operator}", "", f"`{line}`", "", "```diff", diff.strip(),
+                      "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sessions", nargs="*", type=Path, help="session files (default: .mutants/*.sqlite)")
+    parser.add_argument("-o", "--output", type=Path, help="write the markdown here instead of stdout")
+    args = parser.parse_args(argv)
+    sessions = args.sessions or sorted(WORK_DIR.glob("*.sqlite"))
+    if not sessions:
+        parser.error(f"no session in {WORK_DIR}; run tools/mutants.py (make mutants) first")
+    equivalents = equivalent_mutants()
+    text = markdown([tally(session, equivalents) for session in sessions])
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
