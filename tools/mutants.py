@@ -75,7 +75,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     # CoSy scoring, explanation simulation, fidelity verdicts
     "src/neuroneval/cosy/scoring.py": ("tests/cosy/test_scoring.py",),
     "src/neuroneval/explain/simulate.py": ("tests/explain/test_simulate.py", "tests/explain/test_evaluate.py"),
-    "src/neuroneval/fidelity/claims.py": ("tests/fidelity/test_claims.py",),
+    **{f"src/neuroneval/fidelity/claims/{name}.py": ("tests/fidelity/test_claims.py",
+                                                     "tests/fidelity/test_verdict_rules.py")
+       for name in ("common", "paper_000_ranking", "paper_000_sanity", "paper_001", "paper_002", "paper_004")},
 }
 
 
