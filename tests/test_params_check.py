@@ -246,6 +246,7 @@ def test_canonical_config_keeps_list_order() -> None:
 
 
 @pytest.mark.parametrize("path", [("meta", "settings"), ("sanity", "settings"), ("sanity", "shift", "setting"),
+                                  ("sanity", "mean_settings"),
                                   ("sanity", "ablations", "setting"), ("sanity", "combinations", "meta_settings"),
                                   ("sanity", "combinations", "settings"), ("explain", "run_settings")])
 def test_every_key_that_names_a_setting_is_checked(path: tuple[str, ...]) -> None:

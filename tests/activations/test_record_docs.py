@@ -43,6 +43,7 @@ def prepare(folder: Path) -> None:
 
     (folder / "mymodels.py").write_text(MYMODELS)
     sys.path.insert(0, str(folder))
+    sys.modules.pop("mymodels", None)  # another test's mymodels.py may be imported in this worker already
     try:
         import mymodels
 

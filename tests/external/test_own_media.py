@@ -76,6 +76,21 @@ def test_an_array_dataset_shows_each_row_as_the_image_of_its_row_id(tmp_path: Pa
         np.testing.assert_array_equal(media.lookup([identifier])[identifier], expected)
 
 
+@pytest.mark.parametrize("suffix", [".npy", ".npz"])
+def test_flat_rows_without_image_shape_show_ids_with_a_note(tmp_path: Path, suffix: str) -> None:
+    """An array dataset of flat rows and no ``image_shape`` (a feature table, or images of undeclared shape) has no
+    picture to draw: the viewer gets no media and a note naming the key; with ``image_shape`` it gets the rows."""
+    rows = digits_rows()
+    path = tmp_path / f"images{suffix}"
+    np.save(path, rows) if suffix == ".npy" else np.savez(path, images=rows)
+    files = write_setting(tmp_path)
+    spec = {"path": str(path), "ids": "rows", "image_shape": None, "root": None}
+    media, note = own_media.viewer_media(spec, files["activations"])
+    assert media is None and "declare image_shape: [H, W]" in note and path.name in note
+    media, note = own_media.viewer_media({**spec, "image_shape": [8, 8]}, files["activations"])
+    assert note == "" and sorted(media.ids) == list(range(N))
+
+
 def decoded_pictures(page: str) -> dict[int, np.ndarray]:
     """Every ``<figure data-input>`` thumbnail of a viewer page, decoded from its PNG data URI."""
     pictures = {}

@@ -40,7 +40,7 @@ def test_an_external_image_datasets_files_are_shown_by_input_id(tmp_path) -> Non
         output=[str(tmp_path / "index.html")],
         params=SimpleNamespace(viewer={"metrics": ["correlation"], "top_inputs": 5, "thumbnail_scale": 2},
                                setting={"dataset": "photos", "concepts": {"prefixes": []}}, description="",
-                               media_root=str(root)),
+                               media_root=str(root), own_media=None),
         wildcards=SimpleNamespace(setting="photos_setting"),
     )
     viewer_setting(job)

@@ -49,9 +49,17 @@ def test_no_alpha_left_is_an_error_naming_the_flag() -> None:
         alpha_grid_at_scale([0.01, 0.1], 10, min_alpha_inputs=5, where="sanity s")
 
 
-def test_mean_settings_must_be_sanity_settings() -> None:
-    with pytest.raises(OptionsError, match=r"mean_settings names settings that are not in sanity.settings: \['x'\]"):
-        SanityOptions.from_params({"settings": ["a", "b"], "mean_settings": ["x"]})
+def test_the_mean_is_over_the_named_settings_present_else_over_all() -> None:
+    """The paper's eight when ``sanity.settings`` has them (digits beside); an overlay whose ``sanity.settings`` are
+    settings of your own (none named by ``mean_settings``) averages all of them; order is ``settings``'."""
+    assert SanityOptions.from_params({"settings": ["a", "b", "c"], "mean_settings": ["c", "a", "x"]}
+                                     ).averaged_settings() == ("a", "c")
+    assert SanityOptions.from_params({"settings": ["mine_a", "mine_b"], "mean_settings": ["x", "y"]}
+                                     ).averaged_settings() == ("mine_a", "mine_b")
+    assert SanityOptions.from_params({"settings": ["a", "b"]}).averaged_settings() == ("a", "b")
+
+
+def test_min_alpha_inputs_must_be_a_positive_integer() -> None:
     with pytest.raises(OptionsError, match="min_alpha_inputs"):
         SanityOptions.from_params({"min_alpha_inputs": 0})
 

@@ -704,7 +704,9 @@ def viewer_inputs(wildcards):
     # a user's own dataset (external.datasets of kind tables/array/images) has no embedded world: its cards show
     # its media (an array's rows, an image folder, a tables dataset's media:), else input ids
     elif setting["dataset"] in (config.get("external") or {}).get("datasets", {}):
-        inputs["media"] = own.media_files(viewer_own_media(wildcards))
+        files = own.media_files(viewer_own_media(wildcards))
+        if files:
+            inputs["media"] = files
     else:
         world, _, split = setting["dataset"].partition("_")
         inputs["world"] = f"data/worlds/{world}/{split}"

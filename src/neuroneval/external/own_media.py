@@ -84,39 +84,27 @@ def setting_media(spec: Mapping[str, Any], activation_table: str | Path) -> Inpu
     return media
 
 
-#: The sampling of the crowd task pages for a study whose ``explain.crowd.sampling`` is ``pseudo``: the pages are
-#: drawn without pseudo-labels (an own dataset rarely has them for every explanation).
-PAGES_PSEUDO_FALLBACK = "activation"
+def _array_rank(path: Path) -> int:
+    """Axes of the images of a ``.npy`` (memory-mapped) or ``.npz`` (``images``, else its only array other than
+    ``input_id``; 0 when that is ambiguous, left to :func:`~neuroneval.input_media.read_image_array` to report)."""
+    if path.suffix == ".npy":
+        return int(np.load(path, mmap_mode="r").ndim)
+    with np.load(path, allow_pickle=False) as archive:
+        names = [name for name in archive.files if name != "input_id"]
+        chosen = "images" if "images" in names else (names[0] if len(names) == 1 else None)
+        return 0 if chosen is None else int(archive[chosen].ndim)
 
 
-def write_crowd_pages(activation_files: list[str], explanation_files: dict[str, str], spec: Mapping[str, Any],
-                      directory: str | Path, *, n_inputs: int, sampling: str, seed: int,
-                      title: str) -> list[Path]:
-    """The task pages of a crowd study of a setting's explanations, showing its own media by input id.
+def viewer_media(spec: Mapping[str, Any], activation_table: str | Path) -> tuple[InputMedia | None, str]:
+    """The media the viewer shows (:func:`setting_media`) and a note for the page.
 
-    Every distinct ``(unit, explanation)`` of the method files (``{method: path}``, the first method listing a pair
-    keeps it) is one pair of :func:`neuroneval.crowd.design.design_study` (``n_inputs`` draws, ``sampling``; a
-    ``pseudo`` sampling is drawn as :data:`PAGES_PSEUDO_FALLBACK`), written by
-    :func:`neuroneval.crowd.study_folder.write_study` with the media of :func:`setting_media`.
+    An image array of flat rows ``(n, D)`` without ``image_shape`` has no picture to draw (a table of features, or
+    images whose shape is not declared), so the cards show input ids and the note says to declare ``image_shape``.
     """
-    import pandas as pd
-
-    from neuroneval import io
-    from neuroneval.crowd.design import design_study
-    from neuroneval.crowd.study_folder import write_study
-    from neuroneval.explain import read_explanations
-
-    media = setting_media(spec, activation_files[0])
-    tables = [io.read_activation_table(path)[0] for path in activation_files]
-    activations = tables[0]
-    for path, table in zip(activation_files[1:], tables[1:], strict=True):
-        io.check_matching_ids(activations, table, first_source=activation_files[0], second_source=path)
-        activations = activations.merge(table, on="input_id", validate="one_to_one")
-    pairs = pd.concat([read_explanations(path)[["unit", "explanation"]].assign(method=method)
-                       for method, path in explanation_files.items()], ignore_index=True)
-    pairs = pairs.assign(unit=pairs["unit"].astype(str), explanation=pairs["explanation"].astype(str))
-    pairs = pairs[pairs["explanation"].str.len() > 0].drop_duplicates(["unit", "explanation"])
-    drawn = PAGES_PSEUDO_FALLBACK if sampling == "pseudo" else sampling
-    design = design_study(activations, pairs, n_draws=n_inputs, sampling=drawn, seed=seed)
-    return write_study(design, directory, media=media, title=title,
-                       info={"sampling": drawn, "media": media.source})
+    path = Path(spec["path"])
+    flat = (not spec.get("root") and spec.get("image_shape") is None and path.suffix in (".npy", ".npz")
+            and _array_rank(path) == 2)
+    if flat:
+        return None, (f"{path.name} holds flat rows: declare image_shape: [H, W] on the dataset to see them as "
+                      "images (cards show input ids)")
+    return setting_media(spec, activation_table), ""

@@ -170,16 +170,19 @@ def explain_crowd(job: StepIO) -> None:
 
 def explain_crowd_pages(job: StepIO) -> None:
     """The task pages of the crowd study of a setting of your own, its media shown by input id
-    (:func:`neuroneval.external.own_media.write_crowd_pages`)."""
+    (:func:`neuroneval.crowd.explanation_pages.write_explanation_pages`; media read and checked by
+    :func:`neuroneval.external.own_media.setting_media`)."""
+    from neuroneval.crowd.explanation_pages import write_explanation_pages
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions
-    from neuroneval.external.own_media import write_crowd_pages
+    from neuroneval.external.own_media import setting_media
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
-    written = write_crowd_pages(list(job.input.activations),
-                                dict(zip(job.params.methods, job.input.explanations, strict=True)),
-                                job.params.media, job.output[0], n_inputs=options.n_inputs,
-                                sampling=options.sampling, seed=options.seed,
-                                title=f"Concept rating: {job.wildcards.setting}")
+    media = setting_media(job.params.media, job.input.activations[0])
+    written = write_explanation_pages(list(job.input.activations),
+                                      dict(zip(job.params.methods, job.input.explanations, strict=True)),
+                                      media, job.output[0], n_inputs=options.n_inputs,
+                                      sampling=options.sampling, seed=options.seed,
+                                      title=f"Concept rating: {job.wildcards.setting}")
     print(f"{job.wildcards.setting}: {sum(path.suffix == '.html' for path in written)} task pages")
 
 

@@ -221,6 +221,7 @@ SETTING_REFERENCES = (
     ("meta", "settings"),
     ("sanity", "settings"),
     ("crowd", "settings"),
+    ("sanity", "mean_settings"),
     ("sanity", "combinations", "settings"),
     ("sanity", "combinations", "meta_settings"),
     ("sanity", "ablations", "setting"),

@@ -192,14 +192,15 @@ def sanity_table3(job: StepIO) -> None:
     theoretical = pd.read_csv(job.input.theoretical)
     metrics, settings, ties = list(sanity.metrics), list(sanity.settings), sanity.ties
     _write_table(job.output.table3, table3(experimental, theoretical, metrics=metrics, settings=settings, ties=ties,
-                                           threshold=sanity.pass_threshold, mean_settings=sanity.mean_settings))
+                                           threshold=sanity.pass_threshold,
+                                           mean_settings=sanity.averaged_settings()))
     for path, group in zip(job.output.detail, paper_groups(settings, (2, 2, 2)), strict=True):
         _write_table(path, per_setting_table(experimental, metrics=metrics, settings=group, ties=ties))
     io.write_csv(job.output.tidy, experimental)
     inputs = {setting: int(pd.read_csv(path)["inputs"].iloc[0])
               for setting, path in zip(settings, job.input.hyperparameters, strict=True)}
     plot_decrease_vs_alpha_inputs(experimental, inputs, metrics=metrics, ties=ties,
-                                  mean_settings=sanity.mean_settings or settings, threshold=sanity.pass_threshold,
+                                  mean_settings=sanity.averaged_settings(), threshold=sanity.pass_threshold,
                                   min_alpha_inputs=sanity.min_alpha_inputs, path=job.output.alpha_inputs)
 
 
@@ -278,6 +279,6 @@ def sanity_ties(job: StepIO) -> None:
     sanity = SanityOptions.from_params(job.params.sanity)
     metrics = list(sanity.tie_metrics)
     comparison = ties_comparison(_concat(job.input.experimental), _concat(job.input.theoretical), metrics=metrics,
-                                 mean_settings=sanity.mean_settings)
+                                 mean_settings=sanity.averaged_settings())
     io.write_csv(job.output.table, comparison, float_format="%.4f")
     plot_ties(comparison, metrics=metrics, path=job.output.figure)

@@ -26,9 +26,10 @@ def viewer_setting(job: StepIO) -> None:
     max_units = knobs.get("max_units")
     media, min_size = None, 0
     if job.params.own_media:
-        from neuroneval.external.own_media import THUMBNAIL_MIN_SIZE, setting_media
+        from neuroneval.external.own_media import THUMBNAIL_MIN_SIZE, viewer_media
 
-        media, min_size = setting_media(job.params.own_media, job.input.activations[0]), THUMBNAIL_MIN_SIZE
+        media, note = viewer_media(job.params.own_media, job.input.activations[0])
+        min_size, notes = THUMBNAIL_MIN_SIZE, notes + ([note] if note else [])
     elif hasattr(job.input, "media"):
         media = read_image_table(job.input.media, root=job.params.media_root)
     page = build_viewer(

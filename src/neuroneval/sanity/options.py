@@ -136,7 +136,8 @@ class SanityOptions(Options):
     the c± draws, top-and-random samples and tie noise, and one nested options object per sub-block.
 
     ``mean_settings``: the settings Table 3's experimental columns average (the paper's eight of 000 App. F.1; the
-    others get columns of their own beside the mean; empty = all ``settings``). ``min_alpha_inputs``: the α grid
+    others get columns of their own beside the mean; :meth:`averaged_settings`: those that are in ``settings``, or all
+    ``settings`` when none is). ``min_alpha_inputs``: the α grid
     a sanity test searches keeps only the α with ``α·n ≥ min_alpha_inputs`` on a setting of ``n`` inputs
     (:func:`~neuroneval.sanity.alpha_scale.alpha_grid_at_scale`; the paper's smallest α, 1e-4 of 50,000 ImageNet
     images, keeps 5)."""
@@ -160,14 +161,18 @@ class SanityOptions(Options):
     def validate(self) -> None:
         for name in ("settings", "metrics", "tie_metrics", "mean_settings"):
             _check_names(self, name)
-        stray = [name for name in self.mean_settings if name not in self.settings]
-        if stray:
-            raise OptionsError(f"SanityOptions.mean_settings names settings that are not in sanity.settings: {stray}")
         check_range(self, "min_alpha_inputs", 1, integer=True)
         check_choice(self, "ties", TIES)
         check_range(self, "epsilon", 0.0, low_open=True)
         check_fraction(self, "pass_threshold", low_open=False)
         check_range(self, "seed", 0, integer=True)
+
+    def averaged_settings(self) -> tuple[str, ...]:
+        """The settings Table 3's experimental columns average: those of ``settings`` that ``mean_settings`` names,
+        in ``settings`` order; all ``settings`` when it names none of them (an overlay with settings of your own
+        averages those). The others are reported beside the mean."""
+        named = tuple(name for name in self.settings if name in self.mean_settings)
+        return named or self.settings
 
     def tie_modes(self, metric: str) -> list[str]:
         """``ties``, plus the other mode(s) for the metrics of ``tie_metrics``."""
