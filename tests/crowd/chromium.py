@@ -33,6 +33,25 @@ CHROMIUM_FLAGS = (
 )
 
 
+#: Every picture of a page (viewer figures or crowd checkboxes) as its input id and grey pixels (red channel).
+READ_PICTURES = """(function () {
+  return Array.from(document.querySelectorAll('[data-input]')).filter(function (node) {
+    return (node.tagName === 'FIGURE' ? node : node.parentElement).querySelector('img') !== null;
+  }).map(function (node) {
+    const image = (node.tagName === 'FIGURE' ? node : node.parentElement).querySelector('img');
+    const canvas = document.createElement('canvas');
+    canvas.width = image.naturalWidth;
+    canvas.height = image.naturalHeight;
+    const context = canvas.getContext('2d');
+    context.drawImage(image, 0, 0);
+    const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+    const grey = [];
+    for (let k = 0; k < data.length; k += 4) { grey.push(data[k]); }
+    return {input: Number(node.dataset.input), height: canvas.height, width: canvas.width, grey: grey};
+  });
+})()"""
+
+
 def chromium_path() -> str | None:
     """Path of Debian's ``chromium`` binary, or None."""
     return shutil.which("chromium")

@@ -19,25 +19,7 @@ from sklearn.datasets import load_digits
 from neuroneval import io
 from neuroneval.cli import main
 from neuroneval.crowd import read_design
-from tests.crowd.chromium import INSTALL_HINT, Browser, chromium_path
-
-#: Reads every picture of a page back into pixels (grey value = red channel) with the input id of its checkbox.
-READ_PICTURES = """(function () {
-  return Array.from(document.querySelectorAll('input.answer')).filter(function (box) {
-    return box.parentElement.querySelector('img') !== null;
-  }).map(function (box) {
-    const image = box.parentElement.querySelector('img');
-    const canvas = document.createElement('canvas');
-    canvas.width = image.naturalWidth;
-    canvas.height = image.naturalHeight;
-    const context = canvas.getContext('2d');
-    context.drawImage(image, 0, 0);
-    const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
-    const grey = [];
-    for (let k = 0; k < data.length; k += 4) { grey.push(data[k]); }
-    return {input: Number(box.dataset.input), height: canvas.height, width: canvas.width, grey: grey};
-  });
-})()"""
+from tests.crowd.chromium import INSTALL_HINT, READ_PICTURES, Browser, chromium_path
 
 
 @pytest.fixture(scope="module")

@@ -21,26 +21,9 @@ from neuroneval import io
 from neuroneval.crowd.explanation_pages import write_explanation_pages
 from neuroneval.external import own, own_media
 from neuroneval.figures.viewer import build_viewer, write_viewer
-from tests.crowd.chromium import INSTALL_HINT, Browser, chromium_path
+from tests.crowd.chromium import INSTALL_HINT, READ_PICTURES, Browser, chromium_path
 
 N = 120
-#: Every picture of a page (viewer figures or crowd checkboxes) as its input id and grey pixels (red channel).
-READ_PICTURES = """(function () {
-  return Array.from(document.querySelectorAll('[data-input]')).filter(function (node) {
-    return (node.tagName === 'FIGURE' ? node : node.parentElement).querySelector('img') !== null;
-  }).map(function (node) {
-    const image = (node.tagName === 'FIGURE' ? node : node.parentElement).querySelector('img');
-    const canvas = document.createElement('canvas');
-    canvas.width = image.naturalWidth;
-    canvas.height = image.naturalHeight;
-    const context = canvas.getContext('2d');
-    context.drawImage(image, 0, 0);
-    const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
-    const grey = [];
-    for (let k = 0; k < data.length; k += 4) { grey.push(data[k]); }
-    return {input: Number(node.dataset.input), height: canvas.height, width: canvas.width, grey: grey};
-  });
-})()"""
 
 
 @pytest.fixture(scope="module")
