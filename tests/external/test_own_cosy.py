@@ -101,11 +101,34 @@ def test_cosy_without_a_runnable_model_or_generator_is_refused_by_key(settings: 
     assert message in problems_of(cosy_params(settings, generators))
 
 
-def test_explain_cosy_on_your_setting_is_refused_by_key() -> None:
+def explain_cosy_params(settings: list[str], generators: list[str]) -> dict:
     config = copy.deepcopy(own_params())
-    config["explain"]["cosy"]["settings"] = ["mine_custom"]
-    assert ("explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); explain.cosy "
-            "scores the explanation benchmark's files on the vision world only") in problems_of(config)
+    config["explain"]["settings"].update({name: {"methods": ["netdissect"]} for name in settings})
+    config["explain"]["cosy"]["settings"] = settings
+    config["explain"]["cosy"]["generators"] = generators
+    return config
+
+
+def test_explain_cosy_on_a_custom_model_with_a_generator_passes_the_params_check() -> None:
+    check_params(explain_cosy_params(["mine_custom"], ["diffusers"]), schema_path=SCHEMA)
+
+
+@pytest.mark.parametrize(("settings", "generators", "message"), [
+    (["mine_tables"], ["diffusers"],
+     "explain.cosy.settings: 'mine_tables' is a setting of your own (dataset 'mine_tables'); CoSy runs the "
+     "setting's model on generated images, and its model 'my_mlp' is not a family: custom model of external.models "
+     "(['digits_mlp']) that the workflow can run: a table cannot be run on new images"),
+    (["mine_custom"], ["oracle"],
+     "explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); its model runs on "
+     "generated images, but explain.cosy.generators ['oracle'] names no generator of new images"),
+    (["mine_custom"], ["oracle", "embedded"],
+     "explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); explain.cosy.generators "
+     "['oracle', 'embedded'] names the oracle, which renders the vision world's concepts only"),
+])
+def test_explain_cosy_without_a_runnable_model_or_generator_is_refused_by_key(settings: list[str],
+                                                                                generators: list[str],
+                                                                                message: str) -> None:
+    assert message in problems_of(explain_cosy_params(settings, generators))
 
 
 def test_a_preprocess_block_is_checked_before_any_job() -> None:
