@@ -113,7 +113,7 @@ def custom_model_on_images(images: Any, run: Mapping[str, Any], *, layer: str, p
     return custom_units(
         run["model"], images, layer=layer,
         preprocessing=ImagePreprocessing.of_model({"preprocess": run["preprocess"]}, key=key),
-        input_shape=array_row_shape(run["array_images"]) if run["array_images"] else None, key=key,
+        input_shape=array_row_shape(run["array_images"]) if run["array_images"] else None, key=f"{key}.preprocess",
         batch_size=int(runtime["batch_size"]), pooling=pooling, device=str(resolve_device(runtime["device"])))
 
 
