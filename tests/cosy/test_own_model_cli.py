@@ -115,14 +115,14 @@ def test_torchscript_and_control_images_run_the_same_model(own_run, tmp_path: Pa
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda a: a[: a.index("--preprocess")] + a[a.index("--preprocess") + 2:], r"your model needs --preprocess"),
-    (lambda a: a + ["--model", "cnn.pt"], r"give one model: --model .* got \['--model', '--factory'\]"),
+    (lambda a: [*a, "--model", "cnn.pt"], r"give one model: --model .* got \['--model', '--factory'\]"),
     (lambda a: [*a[: a.index("--preprocess") + 1], '{"image_size": 8, "chanels": 1}',
                 *a[a.index("--preprocess") + 2:]], r"--preprocess: ImagePreprocessing: unknown option 'chanels'"),
     (lambda a: [*a[: a.index("--preprocess") + 1], '{"image_size": 8, "channels": 1}',
                 *a[a.index("--preprocess") + 2:]],
      r"--preprocess turns images into inputs of shape \(1, 8, 8\), but the inputs the model was recorded on have "
      r"shape \(64,\)"),
-    (lambda a: a + ["--control", "x.npy"], r"give one control set: --control \(images\) or --control-inputs"),
+    (lambda a: [*a, "--control", "x.npy"], r"give one control set: --control \(images\) or --control-inputs"),
 ])
 def test_bad_flags_are_named(own_run, tmp_path: Path, capsys, change, message: str) -> None:
     arguments = change([*_arguments(own_run, tmp_path / "out.csv"), "--control-inputs", str(own_run["control"])])
