@@ -14,7 +14,7 @@ Two declarations of the ``external:`` params block bring a user's work into ever
   name a line (default: the class index). The concept table ``labels`` has one column ``class:<name>`` per class.
 - ``external.datasets.<name>: {kind: images, folder: dir, labels: labels.csv, preprocess: {…}}``: an image folder
   (class subfolders, or files listed with their class in a CSV ``file,label``) read through a declared
-  preprocessing (:class:`~neuroneval.external.own_images.ImagePreprocessing`) into the array the model reads
+  preprocessing (:meth:`~neuroneval.external.preprocess.ImagePreprocessing.of_dataset`) into the array the model reads
   (:mod:`neuroneval.external.own_images`); its images are also the inputs' media.
 - ``external.models.<name>: {family: custom, factory: "package.module:callable", weights_path: state.pt}`` (a state
   dict loaded into the factory's ``nn.Module``), or ``torchscript: model.pt``, ``torch_export: model.pt2``, or
