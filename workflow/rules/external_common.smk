@@ -259,7 +259,9 @@ EXPLAIN_COSY_CUSTOM = [
 
 
 def explain_cosy_custom_runs(wildcards):
-    return {name: custom_cosy_run(EXPLAIN_COSY_FILES[name]) for name in EXPLAIN_COSY_CUSTOM}
+    return {
+        name: custom_cosy_run(EXPLAIN_COSY_FILES[name]) for name in EXPLAIN_COSY_CUSTOM
+    }
 
 
 def explain_cosy_custom_models(wildcards):
