@@ -21,7 +21,7 @@ def plot_user_scores(scores: pd.DataFrame, path: str | Path) -> Path:
         return empty_figure(path, "no explanation scored")
     units = list(dict.fromkeys(scores["unit"].astype(str)))
     methods = list(dict.fromkeys(scores["method"]))
-    figure, axes = subplots(width=min(FULL_WIDTH, 6.0), height=min(1.0 + 0.28 * len(units), 12.0))
+    figure, axes = subplots(width=min(FULL_WIDTH, 8.0), height=min(1.0 + 0.28 * len(units), 12.0))
     axes.axvline(0.5, color=LIGHT_GREY, linestyle="--", linewidth=1.0, label="chance")
     position = {unit: row for row, unit in enumerate(units)}
     for offset, method in enumerate(methods):
@@ -34,5 +34,5 @@ def plot_user_scores(scores: pd.DataFrame, path: str | Path) -> Path:
     axes.set_xlim(-0.02, 1.02)
     axes.set_xlabel("CoSy AUC: P(unit fires more on a generated image than on a control input)")
     axes.set_title("CoSy (paper 002): your explanations vs random ones", loc="left")
-    axes.legend(loc="lower left", fontsize=8)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return savefig(figure, path)
