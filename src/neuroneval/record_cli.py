@@ -19,19 +19,7 @@ def add_record_parser(commands: argparse._SubParsersAction) -> argparse.Argument
     """Add the ``record`` subcommand to the ``neuroneval`` parser."""
     parser = commands.add_parser("record", help="record a model's units (layers, tokens, SAE features) into tables",
                                  description=__doc__.split("\n")[0])
-    model = parser.add_argument_group("model (one of)")
-    model.add_argument("--factory", metavar="PACKAGE.MODULE:CALLABLE",
-                       help="import this callable and call it (with --factory-kwargs) to build the nn.Module")
-    model.add_argument("--factory-kwargs", default="{}", metavar="JSON", help="keyword arguments of the factory")
-    model.add_argument("--weights", help="state dict (.pt/.pth/.safetensors) loaded into the factory's module")
-    model.add_argument("--torchscript", metavar="FILE", help="a torch.jit.save archive (logits/softmax only)")
-    model.add_argument("--export", metavar="FILE", help="a torch.export.save file")
-    model.add_argument("--hf-model", metavar="DIR", help="a transformers save_pretrained folder (local only)")
-    model.add_argument("--hf-modality", choices=["text", "vision"], default="text",
-                       help="--hf-model reads text (default; causal LM) or images (AutoModel)")
-    model.add_argument("--model-spec", metavar="JSON",
-                       help="a model spec (JSON text or .json file) of neuroneval.models.loaders.load_model, e.g. "
-                            "{\"family\": \"torchvision\", \"arch\": \"resnet18\", \"weights_path\": \"r18.pth\"}")
+    add_model_arguments(parser.add_argument_group("model (one of)"))
     inputs = parser.add_argument_group("inputs (one of)")
     inputs.add_argument("--images", metavar="DIR", help="image folder (sorted relative paths; inputs.csv maps ids)")
     inputs.add_argument("--array", metavar="FILE", help=".npy array or .npz file, one row per input")
@@ -58,6 +46,22 @@ def add_record_parser(commands: argparse._SubParsersAction) -> argparse.Argument
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, …")
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return parser
+
+
+def add_model_arguments(model: Any) -> None:
+    """The flags that name your model (one of them; :func:`model_spec`), shared by ``record`` and ``cosy``."""
+    model.add_argument("--factory", metavar="PACKAGE.MODULE:CALLABLE",
+                       help="import this callable and call it (with --factory-kwargs) to build the nn.Module")
+    model.add_argument("--factory-kwargs", default="{}", metavar="JSON", help="keyword arguments of the factory")
+    model.add_argument("--weights", help="state dict (.pt/.pth/.safetensors) loaded into the factory's module")
+    model.add_argument("--torchscript", metavar="FILE", help="a torch.jit.save archive (logits/softmax only)")
+    model.add_argument("--export", metavar="FILE", help="a torch.export.save file")
+    model.add_argument("--hf-model", metavar="DIR", help="a transformers save_pretrained folder (local only)")
+    model.add_argument("--hf-modality", choices=["text", "vision"], default="text",
+                       help="--hf-model reads text (default; causal LM) or images (AutoModel)")
+    model.add_argument("--model-spec", metavar="JSON",
+                       help="a model spec (JSON text or .json file) of neuroneval.models.loaders.load_model, e.g. "
+                            "{\"family\": \"torchvision\", \"arch\": \"resnet18\", \"weights_path\": \"r18.pth\"}")
 
 
 def model_spec(arguments: argparse.Namespace) -> dict[str, Any]:

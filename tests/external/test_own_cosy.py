@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from PIL import Image
 from sklearn.metrics import roc_auc_score
 
@@ -68,9 +69,9 @@ def test_custom_units_are_the_model_on_its_preprocessed_images(user_files: Path,
     assert names == [f"logits.{k}" for k in range(10)]
     np.testing.assert_allclose(values, by_hand(trained_model(user_files / "mlp.pt"), files), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"external.models.digits_mlp.preprocess turns images into inputs of shape "
-                                         r"\(1, 8, 8\), but the setting's array rows have shape \(64,\)"):
+                                         r"\(1, 8, 8\), but the inputs the model was recorded on have shape \(64,\)"):
         custom_units(spec, images, layer="logits", preprocessing=ImagePreprocessing(image_size=8, channels=1),
-                     input_shape=(64,), key="external.models.digits_mlp")
+                     input_shape=(64,), key="external.models.digits_mlp.preprocess")
 
 
 def cosy_params(settings: list[str], generators: list[str]) -> dict:
@@ -101,11 +102,34 @@ def test_cosy_without_a_runnable_model_or_generator_is_refused_by_key(settings: 
     assert message in problems_of(cosy_params(settings, generators))
 
 
-def test_explain_cosy_on_your_setting_is_refused_by_key() -> None:
+def explain_cosy_params(settings: list[str], generators: list[str]) -> dict:
     config = copy.deepcopy(own_params())
-    config["explain"]["cosy"]["settings"] = ["mine_custom"]
-    assert ("explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); explain.cosy "
-            "scores the explanation benchmark's files on the vision world only") in problems_of(config)
+    config["explain"]["settings"].update({name: {"methods": ["netdissect"]} for name in settings})
+    config["explain"]["cosy"]["settings"] = settings
+    config["explain"]["cosy"]["generators"] = generators
+    return config
+
+
+def test_explain_cosy_on_a_custom_model_with_a_generator_passes_the_params_check() -> None:
+    check_params(explain_cosy_params(["mine_custom"], ["diffusers"]), schema_path=SCHEMA)
+
+
+@pytest.mark.parametrize(("settings", "generators", "message"), [
+    (["mine_tables"], ["diffusers"],
+     "explain.cosy.settings: 'mine_tables' is a setting of your own (dataset 'mine_tables'); CoSy runs the "
+     "setting's model on generated images, and its model 'my_mlp' is not a family: custom model of external.models "
+     "(['digits_mlp']) that the workflow can run: a table cannot be run on new images"),
+    (["mine_custom"], ["oracle"],
+     "explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); its model runs on "
+     "generated images, but explain.cosy.generators ['oracle'] names no generator of new images"),
+    (["mine_custom"], ["oracle", "embedded"],
+     "explain.cosy.settings: 'mine_custom' is a setting of your own (dataset 'mine_rows'); explain.cosy.generators "
+     "['oracle', 'embedded'] names the oracle, which renders the vision world's concepts only"),
+])
+def test_explain_cosy_without_a_runnable_model_or_generator_is_refused_by_key(settings: list[str],
+                                                                                generators: list[str],
+                                                                                message: str) -> None:
+    assert message in problems_of(explain_cosy_params(settings, generators))
 
 
 def test_a_preprocess_block_is_checked_before_any_job() -> None:
@@ -207,3 +231,50 @@ def test_a_synthetic_table_of_other_images_is_refused_by_file(tmp_path: Path) ->
     assert names == ["logits.0"] and values.shape == (4, 1)
     with pytest.raises(ValueError, match=rf"{table}: expected the 5 images of the manifest as input_id 0..4"):
         _custom_synthetic_units({"synthetic": str(table)}, 5)
+
+
+@pytest.mark.slow
+def test_snakemake_builds_explain_cosy_on_the_custom_model_as_the_library_computes_it(user_files: Path,
+                                                                                     tmp_path: Path) -> None:
+    """``explain.cosy`` on your setting: each explanation file's unit scored on the images of its text, the model
+    run by hand on them and on the held-out inputs, AUC by sklearn and MAD by Eq. 4."""
+    pytest.importorskip("diffusers")
+    from neuroneval.cosy.evaluation import concept_text
+    from neuroneval.explain.benchmark import holdout_mask
+    from tests.cosy.test_diffusers_backend import tiny_pipeline_folder
+
+    tiny_pipeline_folder(user_files / "tiny-sd")
+    overlay = cosy_overlay(user_files)
+    overlay["cosy"] = {"diffusers": overlay["cosy"]["diffusers"]}
+    overlay["explain"] = {
+        "settings": {"mine_custom": {"methods": ["netdissect"]}}, "run_settings": ["mine_custom"],
+        "cosy": {"settings": ["mine_custom"], "methods": ["netdissect"], "generators": ["diffusers"],
+                 "max_units": 2, "n_images": 2, "n_control": 40},
+        "crowd": {"settings": []}}
+    workspace = own_workspace(tmp_path, user_files, overlay)
+    run_tool(["snakemake", "--cores", "2", "results/explain/cosy/diffusers.csv", "--configfile", "mine.yaml"],
+             workspace)
+
+    scores = pd.read_csv(workspace / "results/explain/cosy/diffusers.csv", dtype={"unit": str}, keep_default_na=False,
+                         na_values=[""])
+    scored = scores[scores["method"] != "ideal"]
+    assert set(scored["setting"]) == {"mine_custom"} and set(scored["method"]) == {"netdissect", "random_l1", "truth"}
+    assert scored["unit"].nunique() == 2 and scored["auc"].notna().all()
+    params = yaml.safe_load((workspace / "params.yaml").read_text())["explain"]
+    inputs = np.load(user_files / "images.npy")
+    held = holdout_mask(len(inputs), float(params["holdout_fraction"]), int(params["random_seed"]))
+    model = trained_model(user_files / "mlp.pt")
+    with torch.no_grad():
+        control = model(torch.from_numpy(inputs[held][:40])).numpy().astype(np.float64)
+    manifest = pd.read_parquet(workspace / "data/explain_cosy/diffusers/manifest.parquet")
+    for row in scored.itertuples(index=False):
+        assert row.explanation == concept_text(row.concept) and row.n_control == 40
+        images = manifest[manifest["prompt"] == fill_template("closeup", row.explanation)].sort_values("image_index")
+        assert len(images) == 2 == row.n_synthetic
+        k = int(row.unit.removeprefix("logits."))
+        synthetic = by_hand(model, [workspace / "data/explain_cosy/diffusers" / path for path in images["path"]])[:, k]
+        reference = control[:, k]
+        auc = roc_auc_score(np.r_[np.zeros(len(reference)), np.ones(len(synthetic))], np.r_[reference, synthetic])
+        mad = (synthetic.mean() - reference.mean()) / reference.std(ddof=1)
+        assert row.auc == pytest.approx(auc, abs=1e-6)
+        assert row.mad == pytest.approx(mad, rel=1e-4, abs=1e-5)

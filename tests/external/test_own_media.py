@@ -21,7 +21,8 @@ from sklearn.datasets import load_digits
 
 from neuroneval import io
 from neuroneval.external import own, own_media
-from neuroneval.external.own_images import ImagePreprocessing, build_images_dataset, image_listing
+from neuroneval.external.own_images import build_images_dataset, image_listing
+from neuroneval.external.preprocess import ImagePreprocessing
 from neuroneval.figures.viewer import build_viewer
 from neuroneval.input_media import TokenInContext
 from neuroneval.options import OptionsError
@@ -237,9 +238,10 @@ def test_a_bad_labels_csv_names_its_line_and_column(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("params, message", [
     ({"size": [8]}, "size must be two positive integers"),
-    ({"grayscale": True, "mean": [0.1, 0.2, 0.3]}, "mean must be 1 or 1 finite numbers"),
+    ({"grayscale": True, "mean": [0.1, 0.2, 0.3]}, r"mean must be one number or one per channel \(1\)"),
+    ({"grayscle": True}, "unknown option 'grayscle' of an images dataset"),
     ({"std": [0.0]}, "std must be positive"),
 ])
 def test_bad_preprocessing_names_the_option(params: dict, message: str) -> None:
     with pytest.raises(OptionsError, match=message):
-        ImagePreprocessing.from_params(params)
+        ImagePreprocessing.of_dataset(params)

@@ -14,6 +14,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from neuroneval.cosy.prompts import fill_template
+from neuroneval.cosy.synthesis import plan_images
 from neuroneval.external.preprocess import ImagePreprocessing
 from tests.external.test_own_cosy import by_hand
 from tests.external.test_your_model_doc import PAGE, fenced_blocks, page_sections
@@ -29,7 +30,9 @@ def test_the_section_documents_every_preprocessing_key() -> None:
     for field in dataclasses.fields(ImagePreprocessing):
         assert f"`{field.name}`" in section, field.name
     blocks = fenced_blocks(section, "bash")
-    assert len(blocks) == 1 and "--configfile mine.yaml cosy.yaml" in blocks[0]
+    assert len(blocks) == 3 and "--configfile mine.yaml cosy.yaml" in blocks[0]
+    assert "results/explain/cosy/diffusers.csv --configfile mine.yaml cosy.yaml explain_cosy.yaml" in blocks[1]
+    assert "neuroneval cosy --factory mymodels:digits_mlp" in blocks[2]
 
 
 @pytest.mark.slow
@@ -78,3 +81,23 @@ def test_the_cosy_section_runs_as_written(tmp_path: Path) -> None:
         assert row.auc == pytest.approx(auc, abs=1e-6)  # the CSV keeps 6 significant digits
         assert row.mad == pytest.approx((synthetic.mean() - reference.mean()) / reference.std(ddof=1),
                                         rel=1e-4, abs=1e-5)
+
+    explained = pd.read_csv(workspace / "results/explain/cosy/diffusers.csv", dtype={"unit": str})
+    explained = explained[explained["method"] != "ideal"]
+    assert set(explained["setting"]) == {"mine_logits"} and explained["unit"].nunique() == 2
+    assert explained["auc"].between(0, 1).all() and (explained["n_control"] == 40).all()
+
+    # neuroneval cosy: the model by hand on the images it drew and on the digits, AUC by sklearn
+    user = pd.read_csv(workspace / "mine/cosy_units.csv", dtype={"unit": str})
+    assert sorted(user["unit"].unique()) == ["logits.3", "logits.7"] and set(user["method"]) == {"true", "random"}
+    assert (workspace / "mine/cosy_units.png").stat().st_size > 0
+    image_root = workspace / "mine/cosy_units.images/diffusers"
+    for row in user.itertuples(index=False):
+        k = int(row.unit.removeprefix("logits."))
+        plan = plan_images([row.prompt.removeprefix("realistic photo of a close up of ")], templates=["closeup"],
+                           n_images=4)
+        synthetic = by_hand(model, [image_root / path for path in plan["path"]], invert=True)[:, k]
+        assert len(synthetic) == row.n_synthetic == 4 and row.n_control == len(control)
+        reference = control[:, k]
+        auc = roc_auc_score(np.r_[np.zeros(len(reference)), np.ones(len(synthetic))], np.r_[reference, synthetic])
+        assert row.auc == pytest.approx(auc, abs=1e-9)

@@ -550,7 +550,12 @@ for block, names in (
             f"{sorted(set(names) - set(EXPLAIN_SETTINGS))}; explained: {EXPLAIN_SETTINGS}"
         )
 EXPLAIN_COSY_GENERATORS = list(EXPLAIN_COSY.get("generators") or [])
-EXPLAIN_COSY_FILES = cosy_setting_units(config["settings"], EXPLAIN_COSY_SETTINGS)
+EXPLAIN_COSY_FILES = cosy_setting_units(
+    config["settings"],
+    EXPLAIN_COSY_SETTINGS,
+    custom_models(COSY_EXTERNAL),
+    custom_models(COSY_EXTERNAL),
+)
 EXPLAIN_COSY_WORLD = cosy_world_dir(EXPLAIN_COSY_FILES)
 # (setting, method file) pairs: the block's methods that the setting has, then random_l1 and truth
 EXPLAIN_COSY_PAIRS = [

@@ -106,7 +106,12 @@ rule explain_cosy_score:
         prompts="data/explain_cosy/{generator}/prompts.csv",
         world=EXPLAIN_COSY_WORLD or [],
         activations=[files["activations"] for files in EXPLAIN_COSY_FILES.values()],
-        checkpoints=[files["checkpoint"] for files in EXPLAIN_COSY_FILES.values()],
+        checkpoints=[
+            files["checkpoint"]
+            for files in EXPLAIN_COSY_FILES.values()
+            if files["checkpoint"]
+        ],
+        models=explain_cosy_custom_models,
         labels=[files["concepts"] for files in EXPLAIN_COSY_FILES.values()],
         truth=[files["truth"] for files in EXPLAIN_COSY_FILES.values()],
     output:
@@ -125,6 +130,8 @@ rule explain_cosy_score:
         holdout_fraction=EXPLAIN.get("holdout_fraction"),
         seed=EXPLAIN.get("random_seed"),
         activations=config["activations"],
+        custom=explain_cosy_custom_runs,
+        runtime=EXTERNAL_RUNTIME,
     script:
         "../scripts/step.py"
 

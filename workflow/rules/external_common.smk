@@ -215,7 +215,7 @@ def cosy_custom_model_name(wildcards):
 
 
 def cosy_custom_model_spec(wildcards):
-    return own.record_spec(EXTERNAL, cosy_custom_model_name(wildcards))
+    return custom_cosy_run(COSY_FILES[wildcards.cosy_custom_setting])["model"]
 
 
 def cosy_custom_model_files(wildcards):
@@ -227,13 +227,46 @@ def cosy_custom_layer(wildcards):
 
 
 def cosy_custom_preprocess(wildcards):
-    spec = EXTERNAL["models"][cosy_custom_model_name(wildcards)]
-    return dict(spec.get("preprocess") or {})
+    return custom_cosy_run(COSY_FILES[wildcards.cosy_custom_setting])["preprocess"]
 
 
 def cosy_custom_array_images(wildcards):
     """The images file of the setting's array dataset (its rows' shape is what the preprocessing must give)."""
-    dataset = COSY_FILES[wildcards.cosy_custom_setting]["dataset"]
-    if dataset not in own.array_datasets(EXTERNAL):
-        return None
-    return own.array_spec(EXTERNAL, dataset)["images"]
+    return custom_cosy_run(COSY_FILES[wildcards.cosy_custom_setting])["array_images"]
+
+
+def custom_cosy_run(files):
+    """How a CoSy setting's family custom model runs on generated images (own_steps.custom_model_on_images):
+    its record spec, its preprocess block and the images file of its array dataset (whose rows' shape the
+    preprocessing must give; None for another dataset)."""
+    dataset = files["dataset"]
+    return {
+        "model_name": files["model"],
+        "model": own.record_spec(EXTERNAL, files["model"]),
+        "preprocess": dict(EXTERNAL["models"][files["model"]].get("preprocess") or {}),
+        "array_images": (
+            own.array_spec(EXTERNAL, dataset)["images"]
+            if dataset in own.array_datasets(EXTERNAL)
+            else None
+        ),
+    }
+
+
+# explain.cosy on settings of your own: their custom models' files and how they run on generated images
+EXPLAIN_COSY_CUSTOM = [
+    name for name, files in EXPLAIN_COSY_FILES.items() if files["kind"] == "custom"
+]
+
+
+def explain_cosy_custom_runs(wildcards):
+    return {
+        name: custom_cosy_run(EXPLAIN_COSY_FILES[name]) for name in EXPLAIN_COSY_CUSTOM
+    }
+
+
+def explain_cosy_custom_models(wildcards):
+    return [
+        path
+        for name in EXPLAIN_COSY_CUSTOM
+        for path in own.model_inputs(EXTERNAL, EXPLAIN_COSY_FILES[name]["model"])
+    ]

@@ -60,7 +60,7 @@ def external_units(spec: Mapping[str, Any], images: np.ndarray, *, layer: str, c
 
 
 def custom_units(record_spec: Mapping[str, Any], images: np.ndarray, *, layer: str, preprocessing: Any,
-                 input_shape: Sequence[int] | None = None, key: str = "the custom model", batch_size: int = 64,
+                 input_shape: Sequence[int] | None = None, key: str = "the preprocessing", batch_size: int = 64,
                  pooling: str = "mean", device: str = "cpu") -> tuple[np.ndarray, list[str]]:
     """(N, K) float32 activations of ``layer`` of your own model (``family: custom``) on ``uint8`` images, and the
     unit names ``<layer>.<i>``.
@@ -69,8 +69,9 @@ def custom_units(record_spec: Mapping[str, Any], images: np.ndarray, *, layer: s
     (:func:`neuroneval.external.preprocess.preprocess_images`), are written as one array and recorded by
     :func:`~neuroneval.external.own.record_custom_layer`, the path that recorded the setting's own inputs, so
     synthetic and control activations come from the same forward pass, hooks and pooling. ``input_shape``: the
-    shape of one row of the setting's array dataset; preprocessed inputs of another shape raise ``ValueError``
-    naming ``key``.
+    shape of one input the model was recorded on (a row of the setting's array dataset, of ``neuroneval cosy
+    --control-inputs``); preprocessed inputs of another shape raise ``ValueError`` naming ``key`` (where the
+    preprocessing is declared).
     """
     import tempfile
 
@@ -79,8 +80,8 @@ def custom_units(record_spec: Mapping[str, Any], images: np.ndarray, *, layer: s
 
     inputs = preprocess_images(images, preprocessing)
     if input_shape is not None and tuple(inputs.shape[1:]) != tuple(input_shape):
-        raise ValueError(f"{key}.preprocess turns images into inputs of shape {tuple(inputs.shape[1:])}, but the "
-                         f"setting's array rows have shape {tuple(input_shape)}: declare image_size, channels, "
+        raise ValueError(f"{key} turns images into inputs of shape {tuple(inputs.shape[1:])}, but the inputs the "
+                         f"model was recorded on have shape {tuple(input_shape)}: declare image_size, channels, "
                          "layout and flatten so they match (docs/your_model.md)")
     with tempfile.TemporaryDirectory(prefix="neuroneval-cosy-") as scratch:
         array = Path(scratch) / "images.npy"

@@ -22,7 +22,7 @@ Table 2 (true AUC near 1, random near 0.5).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,11 +216,39 @@ def user_scores(prompts: pd.DataFrame, *, unit_names: Sequence[str], control: np
     return pd.DataFrame(rows, columns=USER_SCORE_COLUMNS)
 
 
+def score_explanations_on_units(explanations: pd.DataFrame, *, source: str, control: np.ndarray,
+                                unit_names: Sequence[str], units_on_images: Callable[[np.ndarray], np.ndarray],
+                                generator: Any, image_root: str | Path, options: UserCosyOptions,
+                                display_names: Mapping[str, str] | None = None,
+                                progress: bool = True) -> pd.DataFrame:
+    """CoSy scores of an explanation file on any model's units, rows of :data:`USER_SCORE_COLUMNS`.
+
+    The model-free core of :func:`score_user_explanations` (a world classifier) and ``neuroneval cosy`` on your
+    own model: the prompts of :func:`user_prompts` are drawn by ``generator`` under ``image_root`` (resumable,
+    :func:`~neuroneval.cosy.synthesis.synthesize`), ``units_on_images`` maps those ``(M, H, W, 3)`` uint8 images
+    to the (M, K) activations of the units ``unit_names``, and :func:`user_scores` compares them with ``control``,
+    the (n, K) activations on the control inputs.
+    """
+    from neuroneval.cosy.synthesis import load_images, plan_images, synthesize
+
+    prompts = user_prompts(explanations, unit_names=unit_names, options=options, source=source,
+                           display_names=display_names)
+    check_drawable(generator, prompts, template=options.template, source=source)
+    plan = plan_images(prompts["words"].tolist(), templates=[options.template], n_images=int(options.n_images),
+                       generation_seeds=[int(options.seed)])
+    manifest, _ = synthesize(generator, plan, image_root, batch_size=int(options.batch_size), progress=progress)
+    synthetic = units_on_images(load_images(image_root, manifest["path"].tolist()))
+    return user_scores(prompts, unit_names=unit_names, control=np.asarray(control, dtype=np.float64),
+                       synthetic=np.asarray(synthetic, dtype=np.float64), manifest=manifest,
+                       template=options.template, generation_seed=int(options.seed), progress=progress)
+
+
 def score_user_explanations(explanations: pd.DataFrame, *, source: str, control_images: np.ndarray,
                             checkpoint: str | Path, layer: str, hierarchy: Mapping[str, Sequence[str]],
                             generator: Any, image_root: str | Path, options: UserCosyOptions,
                             display_names: Mapping[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
-    """CoSy scores of a user's explanation file (see the module docstring), rows of :data:`USER_SCORE_COLUMNS`.
+    """CoSy scores of a user's explanation file on a world classifier (see the module docstring), rows of
+    :data:`USER_SCORE_COLUMNS` (:func:`score_explanations_on_units`).
 
     Parameters
     ----------
@@ -236,7 +264,7 @@ def score_user_explanations(explanations: pd.DataFrame, *, source: str, control_
         (resumable) and are resized to the control images' size before the classifier sees them.
     """
     from neuroneval.cosy.activations import classifier_units
-    from neuroneval.cosy.synthesis import load_images, plan_images, resize_images, synthesize
+    from neuroneval.cosy.synthesis import resize_images
 
     control_images = np.asarray(control_images)
     if control_images.ndim != 4 or control_images.shape[-1] != 3 or control_images.dtype != np.uint8:
@@ -249,14 +277,10 @@ def score_user_explanations(explanations: pd.DataFrame, *, source: str, control_
     extraction = {"layer": layer, "hierarchy": hierarchy, "batch_size": int(options.batch_size),
                   "pooling": options.pooling}
     control, unit_names = classifier_units(checkpoint, control_images, **extraction)
-    prompts = user_prompts(explanations, unit_names=unit_names, options=options, source=source,
-                           display_names=display_names)
-    check_drawable(generator, prompts, template=options.template, source=source)
-    plan = plan_images(prompts["words"].tolist(), templates=[options.template], n_images=int(options.n_images),
-                       generation_seeds=[int(options.seed)])
-    manifest, _ = synthesize(generator, plan, image_root, batch_size=int(options.batch_size), progress=progress)
-    images = resize_images(load_images(image_root, manifest["path"].tolist()), control_images.shape[1])
-    synthetic, _ = classifier_units(checkpoint, images, **extraction)
-    return user_scores(prompts, unit_names=unit_names, control=control.astype(np.float64),
-                       synthetic=synthetic.astype(np.float64), manifest=manifest, template=options.template,
-                       generation_seed=int(options.seed), progress=progress)
+
+    def units_on_images(images: np.ndarray) -> np.ndarray:
+        return classifier_units(checkpoint, resize_images(images, control_images.shape[1]), **extraction)[0]
+
+    return score_explanations_on_units(explanations, source=source, control=control, unit_names=unit_names,
+                                       units_on_images=units_on_images, generator=generator, image_root=image_root,
+                                       options=options, display_names=display_names, progress=progress)

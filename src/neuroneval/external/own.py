@@ -14,7 +14,7 @@ Two declarations of the ``external:`` params block bring a user's work into ever
   name a line (default: the class index). The concept table ``labels`` has one column ``class:<name>`` per class.
 - ``external.datasets.<name>: {kind: images, folder: dir, labels: labels.csv, preprocess: {…}}``: an image folder
   (class subfolders, or files listed with their class in a CSV ``file,label``) read through a declared
-  preprocessing (:class:`~neuroneval.external.own_images.ImagePreprocessing`) into the array the model reads
+  preprocessing (:meth:`~neuroneval.external.preprocess.ImagePreprocessing.of_dataset`) into the array the model reads
   (:mod:`neuroneval.external.own_images`); its images are also the inputs' media.
 - ``external.models.<name>: {family: custom, factory: "package.module:callable", weights_path: state.pt}`` (a state
   dict loaded into the factory's ``nn.Module``), or ``torchscript: model.pt``, ``torch_export: model.pt2``, or
@@ -402,32 +402,36 @@ def crowd_media_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-#: Params keys whose settings CoSy runs on generated images: ``cosy`` runs a setting of your own whose model is a
-#: ``family: custom`` model (through its ``preprocess``); ``explain.cosy`` runs the vision-world settings only.
+#: Params keys whose settings CoSy runs on generated images: each runs a setting of your own whose model is a
+#: ``family: custom`` model (through its ``preprocess``), on the generators of the block (the last key path).
 COSY_SETTING_KEYS = (("cosy", "settings"), ("cosy", "generative", "settings"), ("explain", "cosy", "settings"))
 
 
 def cosy_problems(config: Mapping[str, Any]) -> list[str]:
     """A setting of your own (a tables or array dataset) named where CoSy cannot run it (:data:`COSY_SETTING_KEYS`).
 
-    ``cosy.settings`` and ``cosy.generative.settings`` take a setting of your own whose one model is a ``family:
-    custom`` model (the workflow runs it on the generated images through :mod:`neuroneval.external.preprocess`)
-    when ``cosy.generators`` names a generator of new images (``embedded`` or ``diffusers``; the ``oracle`` renders
-    the vision world only). Tables without a runnable model, and ``explain.cosy.settings``, are refused with the
-    key and the reason. (The schema checks a ``preprocess`` block's keys and types, and
+    ``cosy.settings``, ``cosy.generative.settings`` and ``explain.cosy.settings`` take a setting of your own whose
+    one model is a ``family: custom`` model (the workflow runs it on the generated images through
+    :mod:`neuroneval.external.preprocess`) when the block's generators (``cosy.generators``,
+    ``explain.cosy.generators``) name a generator of new images (``embedded`` or ``diffusers``); ``explain.cosy``
+    also refuses the ``oracle`` beside it (it renders the vision world's concepts only, and every explanation
+    text of the block goes to every generator). Tables without a runnable model are refused with the key and
+    the reason. (The schema checks a ``preprocess`` block's keys and types, and
     :class:`~neuroneval.external.preprocess.ImagePreprocessing` the rest when the model is run.)
     """
     external = external_block(config)
     own_datasets = {*tables_datasets(external), *recorded_datasets(external)}
     runnable_models = custom_models(external)
     settings = config.get("settings") or {}
-    generators = list((config.get("cosy") or {}).get("generators") or [])
     problems = []
     for path in COSY_SETTING_KEYS:
         value: Any = config
         for key in path:
             value = value.get(key) if isinstance(value, Mapping) else None
         names = [value] if isinstance(value, str) else list(value or [])
+        block_key = "explain.cosy.generators" if path[0] == "explain" else "cosy.generators"
+        block: Any = (config.get("explain") or {}).get("cosy") if path[0] == "explain" else config.get("cosy")
+        generators = list((block or {}).get("generators") or ([] if path[0] == "cosy" else ["oracle"]))
         for name in names:
             setting = settings.get(name) or {}
             dataset = setting.get("dataset")
@@ -435,16 +439,17 @@ def cosy_problems(config: Mapping[str, Any]) -> list[str]:
                 continue
             where = f"{'.'.join(path)}: {name!r} is a setting of your own (dataset {dataset!r})"
             models = [unit.get("model") for unit in setting.get("units") or []]
-            if path[0] == "explain":
-                problems.append(f"{where}; explain.cosy scores the explanation benchmark's files on the vision "
-                                "world only: score your units' explanations with cosy.settings (docs/your_model.md)")
-            elif len(models) != 1 or models[0] not in runnable_models:
+            if len(models) != 1 or models[0] not in runnable_models:
                 problems.append(f"{where}; CoSy runs the setting's model on generated images, and its model "
                                 f"{models[0] if len(models) == 1 else models!r} is not a family: custom model of "
                                 f"external.models ({runnable_models}) that the workflow can run: a table cannot "
                                 "be run on new images (docs/your_model.md)")
             elif not [generator for generator in generators if generator != "oracle"]:
-                problems.append(f"{where}; its model runs on generated images, but cosy.generators {generators} "
+                problems.append(f"{where}; its model runs on generated images, but {block_key} {generators} "
                                 "names no generator of new images (embedded or diffusers; the oracle renders the "
                                 "vision world only)")
+            elif path[0] == "explain" and "oracle" in generators:
+                problems.append(f"{where}; {block_key} {generators} names the oracle, which renders the vision "
+                                "world's concepts only and cannot draw your setting's explanations: list embedded "
+                                "or diffusers alone")
     return problems

@@ -67,31 +67,41 @@ def explain_cosy_generate(job: StepIO) -> None:
 
 def explain_cosy_score(job: StepIO) -> None:
     """CoSy AUC and MAD of every explanation of the prompt table: each setting's units on the synthetic images
-    vs on its first ``n_control`` held-out inputs; and the ceiling rows ``ideal``: the truth explanations on the
-    world's ideal units (their labels on the control images, the rendered concept on the synthetic ones; NaN for a
-    generator whose images carry no labels, :mod:`neuroneval.explain.ideal`)."""
+    vs on its first ``n_control`` held-out inputs (a world classifier sees the images at the world's size, your own
+    ``family: custom`` model through its declared ``preprocess``, as rule ``cosy_custom_units`` runs it); and the
+    ceiling rows ``ideal``: the truth explanations on the world's ideal units (their labels on the control images,
+    the rendered concept on the synthetic ones; NaN for a generator whose images carry no labels,
+    :mod:`neuroneval.explain.ideal`)."""
     from neuroneval.cosy.activations import classifier_units
     from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
     from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
     from neuroneval.explain.ideal import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON
+    from neuroneval.pipeline.own_steps import custom_model_on_images
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
     manifest = read_manifest(job.input.manifest)
     prompts = pd.read_csv(job.input.prompts, dtype=str, keep_default_na=False)
-    world = _world_params(job.input.world)
-    images = resize_images(load_images(Path(job.input.manifest).parent, manifest["path"].tolist()),
-                           int(world["image_size"]))
-    hierarchy = json.loads((Path(job.input.world) / "hierarchy.json").read_text())
+    generated = load_images(Path(job.input.manifest).parent, manifest["path"].tolist())
+    world_dir = getattr(job.input, "world", None) or None
+    if world_dir:
+        world_images = resize_images(generated, int(_world_params(world_dir)["image_size"]))
+        hierarchy = json.loads((Path(world_dir) / "hierarchy.json").read_text())
     extraction = job.params.activations
+    custom = getattr(job.params, "custom", None) or {}
     parts = []
     for setting, files in job.params.files.items():
         frame, _ = io.read_activation_table(files["activations"])
         held = holdout_mask(len(frame), float(job.params.holdout_fraction), int(job.params.seed))
         unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
         control = io.value_matrix(frame)[held][: options.n_control].astype(np.float64)
-        synthetic, names = classifier_units(files["checkpoint"], images, layer=files["layer"], hierarchy=hierarchy,
-                                            batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
+        if setting in custom:
+            synthetic, names = custom_model_on_images(generated, custom[setting], layer=files["layer"],
+                                                      pooling=extraction["pooling"], runtime=job.params.runtime)
+        else:
+            synthetic, names = classifier_units(files["checkpoint"], world_images, layer=files["layer"],
+                                                hierarchy=hierarchy, batch_size=int(extraction["batch_size"]),
+                                                pooling=extraction["pooling"])
         if list(names) != unit_names:
             raise ValueError(f"{files['activations']}: units {unit_names[:3]}... differ from the model's "
                              f"{list(names)[:3]}...")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
@@ -93,27 +95,43 @@ def external_tables_concepts(job: StepIO) -> None:
     io.write_concept_table(job.output[0], frame, metadata=metadata)
 
 
-def cosy_custom_units(job: StepIO) -> None:
-    """Your own model (a CoSy setting's ``family: custom`` model) on one generator's images, through its declared
-    ``preprocess`` (:func:`neuroneval.cosy.activations.custom_units`): one row per manifest row, ``input_id`` its
-    position, for ``cosy_evaluate``."""
-    import pandas as pd
+def custom_model_on_images(images: Any, run: Mapping[str, Any], *, layer: str, pooling: str,
+                           runtime: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """Your own model on generated ``uint8`` images, through its declared ``preprocess``
+    (:func:`neuroneval.cosy.activations.custom_units`): the (N, K) activations of ``layer`` and the unit names.
 
+    ``run`` holds ``model_name``, ``model`` (the record spec), ``preprocess`` (the model's block) and
+    ``array_images`` (the images file of the setting's array dataset, or None); ``runtime`` the ``external:``
+    ``batch_size`` and ``device``. Rules ``cosy_custom_units`` and ``explain_cosy_score`` both run it.
+    """
     from neuroneval.cosy.activations import custom_units
-    from neuroneval.cosy.synthesis import load_images, read_manifest
     from neuroneval.external.images import resolve_device
     from neuroneval.external.own import array_row_shape
     from neuroneval.external.preprocess import ImagePreprocessing
 
-    key, setting = f"external.models.{job.params.model_name}", job.wildcards.cosy_custom_setting
+    key = f"external.models.{run['model_name']}"
+    return custom_units(
+        run["model"], images, layer=layer,
+        preprocessing=ImagePreprocessing.of_model({"preprocess": run["preprocess"]}, key=key),
+        input_shape=array_row_shape(run["array_images"]) if run["array_images"] else None, key=f"{key}.preprocess",
+        batch_size=int(runtime["batch_size"]), pooling=pooling, device=str(resolve_device(runtime["device"])))
+
+
+def cosy_custom_units(job: StepIO) -> None:
+    """Your own model (a CoSy setting's ``family: custom`` model) on one generator's images, through its declared
+    ``preprocess`` (:func:`custom_model_on_images`): one row per manifest row, ``input_id`` its position, for
+    ``cosy_evaluate``."""
+    import pandas as pd
+
+    from neuroneval.cosy.synthesis import load_images, read_manifest
+
+    setting = job.wildcards.cosy_custom_setting
     manifest = read_manifest(job.input.manifest)
     images = load_images(Path(job.input.manifest).parent, manifest["path"].tolist())
-    values, unit_names = custom_units(
-        job.params.model, images, layer=job.params.layer,
-        preprocessing=ImagePreprocessing.of_model({"preprocess": job.params.preprocess}, key=key),
-        input_shape=array_row_shape(job.params.array_images) if job.params.array_images else None, key=key,
-        batch_size=int(job.params.runtime["batch_size"]), pooling=job.params.pooling,
-        device=str(resolve_device(job.params.runtime["device"])))
+    run = {"model_name": job.params.model_name, "model": job.params.model, "preprocess": job.params.preprocess,
+           "array_images": job.params.array_images}
+    values, unit_names = custom_model_on_images(images, run, layer=job.params.layer, pooling=job.params.pooling,
+                                                runtime=job.params.runtime)
     frame = pd.DataFrame({io.ID_COLUMN: range(len(images)), **dict(zip(unit_names, values.T, strict=True))})
     io.write_activation_table(job.output[0], frame, metadata={
         "model": job.params.model_name, "layer": job.params.layer, "dataset": f"cosy/{job.wildcards.generator}",
