@@ -78,6 +78,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     **{f"src/neuroneval/fidelity/claims/{name}.py": ("tests/fidelity/test_claims.py",
                                                      "tests/fidelity/test_verdict_rules.py")
        for name in ("common", "paper_000_ranking", "paper_000_sanity", "paper_001", "paper_002", "paper_004")},
+    "src/neuroneval/fidelity/claims/paired.py": ("tests/fidelity/test_paired.py",),
 }
 
 

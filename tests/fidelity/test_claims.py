@@ -298,30 +298,46 @@ def test_a_deterministic_simulation_score_leaves_test_retest_untested_for_it() -
     assert exact["verdict"] == "holds" and "not testable for SIM-Corr" in exact["reason"]
     almost = retest_claim(0.999)
     assert almost["verdict"] == "differs" and "SIM-Corr 0.999" in almost["reason"]
-def _explain_table(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["setting", "group", "method", "simulation_correlation_mean"])
+def _unit_scores(rows: list[tuple[str, str, int, str, float]], n_units: int = 20) -> pd.DataFrame:
+    """Per-unit scores: each (setting, group, table, method, mean) row spread over ``n_units`` units as mean plus
+    a unit effect the methods share (so the paired differences are exact)."""
+    shared = np.linspace(-0.1, 0.1, n_units)
+    return pd.DataFrame([{"setting": setting, "group": group, "table": table, "method": method, "unit": f"u{i}",
+                          "simulation_correlation": mean + shared[i]}
+                         for setting, group, table, method, mean in rows for i in range(n_units)])
 
 
-def test_le_best_claims_name_the_settings_where_another_method_wins() -> None:
-    table2 = _explain_table([("a", "softmax", "le_label", 0.6), ("a", "softmax", "compexp", 0.4),
-                             ("a", "softmax", "truth", 0.9), ("b", "block3", "le_pseudo", 0.2),
-                             ("b", "block3", "cce", 0.3), ("b", "block3", "random", 0.5)])
-    (claim,) = fc.le_best_claims(table2)
-    assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
-    assert "b/block3: cce 0.300 beats LE 0.200" in claim.reason and "0.377" in claim.paper_value
-    (claim,) = fc.le_best_claims(table2[table2["setting"] == "a"])
-    assert claim.verdict == "holds"
+PROTOCOLS = {"h": {"scored_on": "setting", "concepts": "pseudo:clip",
+                   "method_concepts": {"methods": ["netdissect", "compexp"], "prefixes": ["colour:", "texture:"]}},
+             "a": {"scored_on": "labels", "concepts": "labels", "method_concepts": {}}}
 
 
-def test_broden_claims_read_only_high_level_units() -> None:
-    table1 = _explain_table([("a", "softmax", "netdissect", 0.2), ("a", "softmax", "le_label_l1", 0.4),
-                             ("h", "block3", "netdissect", 0.9), ("h", "block3", "le_label_l1", 0.4)])
-    table2 = _explain_table([("a", "softmax", "cce", 0.3), ("a", "softmax", "invert", 0.5)])
-    (claim,) = fc.broden_claims(table1, table2)
-    assert claim.verdict == "holds" and "T1 h:" not in claim.our_value and "T1 a:" in claim.our_value
-    table2.loc[0, "simulation_correlation_mean"] = 0.7
-    (claim,) = fc.broden_claims(table1, table2)
-    assert claim.verdict == "differs" and "1 of 2" in claim.reason and "cce 0.700" in claim.reason
+def test_le_best_claims_split_the_papers_protocol_from_the_other_settings() -> None:
+    scores = _unit_scores([("a", "softmax", 2, "le_label", 0.6), ("a", "softmax", 2, "compexp", 0.4),
+                           ("a", "softmax", 2, "truth", 0.9), ("h", "block3", 2, "le_pseudo", 0.2),
+                           ("h", "block3", 2, "invert", 0.3), ("h", "block3", 2, "random", 0.5)])
+    primary, secondary = fc.le_best_claims(scores, PROTOCOLS)
+    assert primary.verdict == "differs" and "hidden units simulated with pseudo-labels" in primary.claim
+    assert "T2 h/block3: le_pseudo − invert = -0.100 [-0.100, -0.100] (n = 20) (differs)" in primary.reason
+    assert "0.377" in primary.paper_value
+    assert secondary.verdict == "holds" and "holds in 1 of 1 cells" in secondary.our_value
+    assert "le_label − compexp = +0.200" in secondary.our_value
+    no_protocol, _ = fc.le_best_claims(scores, {})
+    assert no_protocol.verdict == "not_testable" and "scored_on" in no_protocol.reason
+
+
+def test_broden_claims_test_the_concept_subset_on_hidden_units_and_keep_final_layers_secondary() -> None:
+    scores = _unit_scores([("a", "softmax", 1, "netdissect", 0.2), ("a", "softmax", 1, "le_label_l1", 0.4),
+                           ("h", "block3", 1, "netdissect", 0.1), ("h", "block3", 1, "le_pseudo_l1", 0.4),
+                           ("h", "block3", 2, "compexp", 0.5), ("h", "block3", 2, "invert", 0.3)])
+    subset, final = fc.broden_claims(scores, PROTOCOLS)
+    assert "netdissect, compexp read colour:, texture:" in subset.claim
+    assert subset.verdict == "differs" and "T2 h/block3: invert − compexp = -0.200" in subset.reason
+    assert "T1 h/block3: le_pseudo_l1 − netdissect = +0.300" in subset.our_value
+    assert final.verdict == "holds" and "T1 a/softmax" in final.our_value and "h/" not in final.our_value
+    same_concepts = {"h": {**PROTOCOLS["h"], "method_concepts": {}}}
+    (untestable, _) = fc.broden_claims(scores, same_concepts)
+    assert untestable.verdict == "not_testable" and "every method reads the same concepts" in untestable.reason
 
 
 def test_crowd_agreement_claims_hold_when_the_interval_is_above_zero() -> None:
@@ -350,12 +366,14 @@ def test_cosy_benchmark_claims_per_generator() -> None:
 
 
 def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
-    crowd = pd.DataFrame({"setting": "a", "aggregation": ["u", "u", "u", "p", "p", "p"],
-                          "method": ["le_label_l1", "invert_l1", "truth"] * 2,
-                          "crowd_correlation_mean": [0.3, 0.2, 0.9, 0.1, 0.2, 0.9]})
+    crowd = pd.DataFrame({"setting": "a", "aggregation": np.repeat(["u", "p"], 9),
+                          "method": np.tile(np.repeat(["le_label_l1", "invert_l1", "truth"], 3), 2),
+                          "unit": np.tile(["1", "2", "3"], 6),
+                          "crowd_correlation": np.repeat([0.3, 0.2, 0.9, 0.1, 0.2, 0.9], 3)})
     (claim,) = fc.crowd_le_claims(crowd)
-    assert claim.verdict == "differs" and "LE best in 1 of 2" in claim.our_value
-    assert claim.reason == "a/p: invert_l1 0.200 beats LE 0.100" and "0.1946" in claim.paper_value
+    assert claim.verdict == "differs" and "holds in 1 of 2 cells" in claim.our_value
+    assert claim.reason == "a/p: le_label_l1 − invert_l1 = -0.100 [-0.100, -0.100] (n = 3) (differs)"
+    assert "0.1946" in claim.paper_value
     assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"
 
 

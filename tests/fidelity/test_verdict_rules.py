@@ -366,38 +366,40 @@ def test_a_cosy_benchmark_generator_without_invert_or_clip_dissect_is_not_testab
     assert claim.verdict == "not_testable" and "no INVERT or CLIP-Dissect" in claim.reason
 
 
-# --- 001: explanation methods (intervals: mean ± 1.96 SE) ---------------------------------------------------------
+# --- 001: explanation methods (paired bootstrap over units of the difference) --------------------------------------
 
 
-def _methods(rows: list[tuple[str, float, float]], score: str = "simulation_correlation",
-             group: str = "softmax") -> pd.DataFrame:
-    return pd.DataFrame([{"setting": "a", "group": group, "aggregation": "u", "method": method,
-                          f"{score}_mean": mean, f"{score}_se": se} for method, mean, se in rows])
+def _units(first: tuple[str, np.ndarray], second: tuple[str, np.ndarray], score: str = "simulation_correlation",
+           **keys: object) -> pd.DataFrame:
+    """Per-unit scores of two methods on the same units."""
+    return pd.concat([pd.DataFrame({"unit": [f"u{i}" for i in range(len(values))], "method": method, **keys,
+                                    score: values}) for method, values in (first, second)], ignore_index=True)
 
 
-@pytest.mark.parametrize(("other", "se", "expected"), [
-    (0.5 - EPS, 0.01, "holds"), (0.5 + EPS, np.nan, "differs"),
-    (0.5 + 0.039, 0.01, "within_noise"), (0.5 + 0.04, 0.01, "differs")])
-def test_le_must_be_the_best_method_or_within_noise_of_it(other: float, se: float, expected: str) -> None:
-    # two intervals of half-width 1.96 SE overlap while the means differ by less than 3.92 SE
-    (claim,) = fc.le_best_claims(_methods([("le_label", 0.5, se), ("cce", other, se)]))
-    assert claim.verdict == expected
+#: Constant per-unit differences: the bootstrap interval is the point itself, so EPS either side of 0 decides.
+DIFFERENCES = [(EPS, "holds"), (0.0, "within_noise"), (-EPS, "differs")]
+BASE = np.linspace(0.1, 0.9, 30)
 
 
-@pytest.mark.parametrize(("broden", "se", "expected"), [
-    (0.5 - EPS, 0.01, "holds"), (0.5 + EPS, np.nan, "differs"),
-    (0.5 + 0.039, 0.01, "within_noise"), (0.5 + 0.04, 0.01, "differs")])
-def test_broden_methods_must_score_below_the_best_other_method(broden: float, se: float, expected: str) -> None:
-    table1 = _methods([("netdissect", broden, se), ("le_label_l1", 0.5, se)])
-    (claim,) = fc.broden_claims(table1, table1.iloc[:0])
-    assert claim.verdict == expected
+@pytest.mark.parametrize(("delta", "expected"), DIFFERENCES)
+def test_le_must_beat_the_best_other_method_on_the_paired_interval(delta: float, expected: str) -> None:
+    scores = _units(("le_pseudo", BASE + delta), ("invert", BASE), setting="h", group="block3", table=2)
+    primary, secondary = fc.le_best_claims(scores, {"h": {"scored_on": "setting", "concepts": "pseudo:clip"}})
+    assert primary.verdict == expected and secondary.verdict == "not_testable"
 
 
-@pytest.mark.parametrize(("other", "se", "expected"), [
-    (0.3 - EPS, 0.01, "holds"), (0.3 + EPS, np.nan, "differs"),
-    (0.3 + 0.039, 0.01, "within_noise"), (0.3 + 0.04, 0.01, "differs")])
-def test_le_must_lead_the_simulated_crowd(other: float, se: float, expected: str) -> None:
-    crowd = _methods([("le_label_l1", 0.3, se), ("invert_l1", other, se)], score="crowd_correlation")
+@pytest.mark.parametrize(("delta", "expected"), DIFFERENCES)
+def test_broden_methods_must_lose_to_the_best_other_method_on_the_paired_interval(delta: float, expected: str
+                                                                                  ) -> None:
+    scores = _units(("le_label_l1", BASE + delta), ("netdissect", BASE), setting="a", group="softmax", table=1)
+    _, secondary = fc.broden_claims(scores)
+    assert secondary.verdict == expected
+
+
+@pytest.mark.parametrize(("delta", "expected"), DIFFERENCES)
+def test_le_must_lead_the_simulated_crowd_on_the_paired_interval(delta: float, expected: str) -> None:
+    crowd = _units(("le_label_l1", BASE + delta), ("invert_l1", BASE), score="crowd_correlation", setting="a",
+                   aggregation="bayes_pseudo")
     (claim,) = fc.crowd_le_claims(crowd)
     assert claim.verdict == expected
 

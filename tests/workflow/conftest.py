@@ -33,7 +33,8 @@ TINY_OVERRIDES = {
                                         "training": {"epochs": 3, "batch_size": 64}}},
                "probes": {"clip_probe": {"training": {"epochs": 3, "batch_size": 64}}}},
     "activations": {"batch_size": 256, "next_token": {"n_units": 40, "max_positions": 2000}},
-    "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
+    "settings": {"vit_hidden_gt": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]},
+                 "vit_hidden_pseudo": {"units": [{"model": "vision_vit", "layer": "blocks.0"}]}},
     # digits (sklearn's 1,797 bundled images) run at full size: ~1 s of training, the two settings in Table 4
     "sanity": {"theoretical": {"n": 50000, "draws": 10},
                "reference_check": {"n": 20000, "draws": 4, "seeds": [0, 1]}},

@@ -88,6 +88,15 @@ def test_explain_methods_are_the_workflow_methods() -> None:
     assert list(methods) == list(EXPLAIN_METHODS)
 
 
+def test_explain_setting_scorer_and_concept_subsets_are_the_library_choices() -> None:
+    from neuroneval.explain.concept_sets import SCORED_ON
+
+    schema = yaml.safe_load(SCHEMA.read_text())
+    spec = _node(schema, "explain/settings")["additionalProperties"]["properties"]
+    assert list(spec["scored_on"]["enum"]) == list(SCORED_ON)
+    assert list(spec["method_concepts"]["properties"]["methods"]["items"]["enum"]) == list(EXPLAIN_METHODS)
+
+
 @pytest.mark.parametrize("path", sorted(SUBSETS))
 def test_schema_enum_is_a_subset_of_the_library_choice(path: str) -> None:
     schema = yaml.safe_load(SCHEMA.read_text())

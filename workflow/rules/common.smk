@@ -517,8 +517,13 @@ def explain_spec(wildcards):
 
 
 def explain_score_inputs(wildcards):
+    """The setting's tables and explanations; ``scorer``: the concept table the simulations read where it is the
+    setting's own (``scored_on: setting``; else the labels)."""
     setting = config["settings"][wildcards.setting]
-    return {
+    scorer = {}
+    if EXPLAIN["settings"][wildcards.setting].get("scored_on") == "setting":
+        scorer["scorer"] = setting_concepts(wildcards)
+    return scorer | {
         "activations": setting_activations(wildcards),
         "labels": str(concept_path(setting["dataset"], "labels")),
         "truth": setting_truth(wildcards),
@@ -533,6 +538,24 @@ def explain_score_inputs(wildcards):
 
 def explain_score_methods(wildcards):
     return EXPLAIN_METHOD_FILES[wildcards.setting]
+
+
+# What the fidelity report's paper-001 claims need to know of each explained setting: the concept table its
+# simulations read, its concept source, and the concept subset some methods read (neuroneval.explain.concept_sets)
+EXPLAIN_PROTOCOLS = {
+    name: {
+        "scored_on": EXPLAIN["settings"][name].get("scored_on", "labels"),
+        "concepts": config["settings"][name]["concepts"]["source"],
+        "method_concepts": EXPLAIN["settings"][name].get("method_concepts") or {},
+    }
+    for name in EXPLAIN_SETTINGS
+}
+# The paired bootstrap of the method comparisons (neuroneval.fidelity.claims.paired)
+EXPLAIN_BOOTSTRAP = {
+    "n_boot": EXPLAIN.get("n_boot"),
+    "ci_level": EXPLAIN.get("ci_level"),
+    "seed": EXPLAIN.get("random_seed"),
+}
 
 
 # CoSy and the simulated crowd on the explanations (explain.cosy, explain.crowd)

@@ -21,11 +21,14 @@ rule fidelity:
         concepteval_validity="results/concepteval/validity.csv",
         concepteval_mtmm="results/concepteval/mtmm.csv",
         concepteval_methods="results/concepteval/methods.csv",
-        explain_table1="results/explain/table1.csv",
-        explain_table2="results/explain/table2.csv",
         explain_agreement="results/explain/agreement.csv",
         explain_cosy="results/explain/cosy_table3.csv",
-        explain_crowd="results/explain/crowd_table3.csv",
+        explain_scores=expand(
+            "results/explain/scores/{setting}.csv", setting=EXPLAIN_SETTINGS
+        ),
+        explain_crowd=expand(
+            "results/explain/crowd/{setting}.csv", setting=EXPLAIN_CROWD_SETTINGS
+        ),
     output:
         table=report(
             "results/fidelity.csv",
@@ -48,6 +51,8 @@ rule fidelity:
             for name in META_SETTINGS
             if name in PAPER_SETTINGS
         },
+        explain_protocols=EXPLAIN_PROTOCOLS,
+        explain_bootstrap=EXPLAIN_BOOTSTRAP,
     script:
         "../scripts/step.py"
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from neuroneval.fidelity import claims as claim_builders
 from neuroneval.fidelity.claims import COLUMNS, claims_frame
+from neuroneval.fidelity.claims.paired import PairedBootstrapOptions
 
 PAPER_TITLES = {
     "000": "Evaluating neuron explanations: a unified framework with sanity checks (NeuronEval)",
@@ -49,13 +51,20 @@ class FidelityInputs:
     concepteval_validity: Path
     concepteval_mtmm: Path
     concepteval_methods: Path
-    explain_table1: Path
-    explain_table2: Path
     explain_agreement: Path
     explain_cosy: Path
-    explain_crowd: Path
+    explain_scores: tuple[Path, ...] = ()
+    explain_crowd: tuple[Path, ...] = ()
     paper_settings: Mapping[str, int] = field(default_factory=dict)
     class_rarity: float = 0.001
+    explain_protocols: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    explain_bootstrap: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: Fields of :class:`FidelityInputs` that are lists of files (one per explained setting), not one path.
+FILE_LISTS = ("explain_scores", "explain_crowd")
+#: Fields of :class:`FidelityInputs` that are params of the workflow, not files.
+PARAMS = ("paper_settings", "class_rarity", "explain_protocols", "explain_bootstrap")
 
 
 def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -93,13 +102,22 @@ def embedded_crowd_rarity(units_path: Path, concepts_path: Path) -> float:
     return float(per_unit.median())
 
 
+def _read_units(paths: tuple[Path, ...], required: tuple[str, ...]) -> pd.DataFrame:
+    """Per-unit tables of several settings stacked (empty files, from blocks that score nothing, skipped)."""
+    frames = [_read(path, required) for path in paths if Path(path).stat().st_size > 1]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(required))
+
+
 def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
     """Every claim the embedded default can test, in the order papers 000, 001, 002, 004 (columns :data:`COLUMNS`)."""
     meta = _read(inputs.meta, ("setting", "metric", "test_auprc"))
     table3 = _read(inputs.table3, ("metric", "pass"))
     reference_runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
-    explain_columns = ("setting", "group", "method", "simulation_correlation_mean")
-    table1, table2 = _read(inputs.explain_table1, explain_columns), _read(inputs.explain_table2, explain_columns)
+    explain_scores = _read_units(inputs.explain_scores, ("setting", "group", "table", "method", "unit",
+                                                         "simulation_correlation"))
+    explain_crowd = _read_units(inputs.explain_crowd, ("setting", "aggregation", "method", "unit",
+                                                       "crowd_correlation"))
+    bootstrap = PairedBootstrapOptions.from_params(inputs.explain_bootstrap)
     rows = [
         *claim_builders.setting_claims(
             meta,
@@ -128,9 +146,9 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
             class_rarity=inputs.class_rarity,
         ),
-        *claim_builders.le_best_claims(table2),
-        *claim_builders.broden_claims(table1, table2),
-        *claim_builders.crowd_le_claims(_read_optional(inputs.explain_crowd)),
+        *claim_builders.le_best_claims(explain_scores, inputs.explain_protocols, options=bootstrap),
+        *claim_builders.broden_claims(explain_scores, inputs.explain_protocols, options=bootstrap),
+        *claim_builders.crowd_le_claims(explain_crowd, options=bootstrap),
         *claim_builders.crowd_agreement_claims(
             _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
         ),

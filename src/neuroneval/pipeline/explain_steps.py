@@ -212,15 +212,18 @@ def explain_setting(job: StepIO) -> None:
         write_explanations,
     )
     from neuroneval.explain.benchmark import holdout_mask
+    from neuroneval.explain.concept_sets import method_concept_prefixes
     from neuroneval.settings import load_setting
 
     setting, spec, name = job.params.setting, job.params.spec, job.wildcards.method
     options = dict(job.params.options)
+    base, _ = base_method(name)
+    prefixes = method_concept_prefixes(base, setting["concepts"].get("prefixes", []), spec.get("method_concepts"),
+                                       setting=job.wildcards.setting)
     data = load_setting([Path(path) for path in job.input.activations], Path(job.input.concepts),
-                        concept_prefixes=setting["concepts"].get("prefixes", []))
+                        concept_prefixes=prefixes)
     ids = setting_ids(job.input.concepts)
     fit = ~holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))
-    base, _ = base_method(name)
     names, units = data.concept_names, data.unit_names
     if base == "truth":
         frame = truth_explanations(pd.read_csv(job.input.truth, dtype=str), unit_names=units)
@@ -447,7 +450,8 @@ def _method_rows(method: str, frame: pd.DataFrame, scored: pd.DataFrame, group_o
 
 def explain_score(job: StepIO) -> None:
     """``results/explain/scores/<setting>.csv``: every method's explanations simulated on the held-out inputs
-    from the ground-truth concept table (paper 001 App. B.2) and scored; the truth explanations also on the
+    from the ground-truth concept table, or from the setting's own table where ``input.scorer`` names it
+    (``scored_on: setting``: pseudo-labels, paper 001 App. B.2) and scored; the truth explanations also on the
     world's ideal units (``input.ideal`` tables, else the truth concepts' labels): the ceiling rows ``ideal``."""
     from neuroneval.explain import read_explanations
     from neuroneval.explain.benchmark import holdout_mask
@@ -455,7 +459,8 @@ def explain_score(job: StepIO) -> None:
     from neuroneval.settings import load_setting
 
     setting = job.params.setting
-    data = load_setting([Path(path) for path in job.input.activations], Path(job.input.labels),
+    scorer = Path(getattr(job.input, "scorer", job.input.labels))
+    data = load_setting([Path(path) for path in job.input.activations], scorer,
                         concept_prefixes=setting["concepts"].get("prefixes", []))
     ids = setting_ids(job.input.labels)
     held = holdout_mask(len(ids), float(job.params.holdout_fraction), int(job.params.seed))

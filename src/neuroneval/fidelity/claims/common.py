@@ -48,8 +48,10 @@ VERDICT_RULES = (
     "|Kendall τ| of the block is inside the paper's range (interval: the mean of the pairs' |τ| interval ends); a "
     "validity or method row when the ordering the paper reports is ours too (faithfulness compared by |mean|, "
     "readability by mean; within noise: every reversed pair's intervals overlap)",
-    "an explanation-method ranking claim holds when it is true in every (setting, unit group) it covers (within "
-    "noise: where it is not, the two methods' mean ± 1.96 SE overlap); the crowd agreement holds when the "
+    "an explanation-method comparison 'A beats B' (LE best, Broden-style methods weak, LE leads the crowd) is judged "
+    "per (setting, unit group) on the paired bootstrap interval over units of the mean difference of A's and B's "
+    "scores: holds when it lies above 0, within noise when it contains 0, differs when it lies below; a claim over "
+    "several cells differs if one differs, else is within noise if one is; the crowd agreement holds when the "
     "bootstrap interval of Kendall τ lies above 0, within noise when it contains 0, and differs when it lies below",
 )
 COLUMNS = ("paper", "table", "claim", "paper_value", "paper_source", "our_value", "verdict", "reason", "source")

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from neuroneval import published
-from neuroneval.fidelity.claims.common import Z_95, Claim, interval_text, judge, meets, normal_interval
+from neuroneval.fidelity.claims.common import Claim, interval_text, judge, meets
+from neuroneval.fidelity.claims.paired import (
+    PairedBootstrapOptions,
+    PairedComparison,
+    combined_verdict,
+    paired_bootstrap_comparison,
+)
 
 # --- paper 001: crowd study --------------------------------------------------------------------------------------
 
@@ -150,143 +160,175 @@ def _family(method: str) -> str:
     return str(method).removesuffix("_l1")
 
 
-def _overlap(first: pd.Series, second: pd.Series, score: str) -> bool:
-    """Whether two methods' intervals ``mean ± Z_95 · se`` of ``score`` overlap (columns ``<score>_mean`` and
-    ``<score>_se``; False where a standard error is missing)."""
-    low, high = normal_interval(first[f"{score}_mean"], first.get(f"{score}_se", np.nan))
-    return meets(low, high, *normal_interval(second[f"{score}_mean"], second.get(f"{score}_se", np.nan)))
+@dataclass(frozen=True)
+class MethodCell:
+    """One cell of a method comparison: its name (e.g. ``T2 cnn_hidden_pseudo/block3``) and key (column → value,
+    e.g. setting and group), the per-unit scores of its scored methods (units × methods) and the methods' means
+    over units, best first."""
+
+    name: str
+    key: Mapping[str, Any]
+    scores: pd.DataFrame
+    means: pd.Series
+
+    def compare(self, better: str, worse: str, options: PairedBootstrapOptions) -> PairedComparison:
+        """"``better`` beats ``worse``" in this cell by the paired bootstrap rule."""
+        return paired_bootstrap_comparison(self.scores[better].to_numpy(), self.scores[worse].to_numpy(),
+                                           options=options, better=better, worse=worse)
 
 
-def _best_rows(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
-    """Per (setting, group): the scored methods (baselines, the optimum and text methods left out), best first."""
+def method_cells(units: pd.DataFrame, keys: Sequence[str], score: str, *, label: str = "") -> list[MethodCell]:
+    """The cells (one per value of ``keys``) of a per-unit score table (``unit``, ``method``, ``score``): the scored
+    methods (baselines, the optimum and methods without a score left out) as units × methods."""
     from neuroneval.explain.oracle import ORACLE
 
-    scored = table[~table["method"].isin((*EXPLAIN_BASELINES, ORACLE)) & table["simulation_correlation_mean"].notna()]
-    return [(str(setting), str(group), rows.sort_values("simulation_correlation_mean", ascending=False))
-            for (setting, group), rows in scored.groupby(["setting", "group"], sort=False)]
+    scored = units[~units["method"].isin((*EXPLAIN_BASELINES, ORACLE)) & units[score].notna()]
+    cells = []
+    for key, frame in scored.groupby(list(keys), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        wide = frame.pivot_table(index="unit", columns="method", values=score, aggfunc="first")
+        means = wide.mean().sort_values(ascending=False)
+        name = f"{label}{'/'.join(str(part) for part in key)}"
+        cells.append(MethodCell(name=name, key=dict(zip(keys, key, strict=True)), scores=wide, means=means))
+    return cells
 
 
-def le_best_claims(table2: pd.DataFrame, *, source: str = "results/explain/table2.csv") -> list[Claim]:
+def _family_comparison(cell: MethodCell, winners: Sequence[str], options: PairedBootstrapOptions
+                       ) -> PairedComparison | None:
+    """"The best method of the family ``winners`` beats the best other method" in ``cell`` (best by mean); None
+    when the cell lacks either side."""
+    family = cell.means.index.map(_family)
+    inside, outside = cell.means[family.isin(winners)], cell.means[~family.isin(winners)]
+    if inside.empty or outside.empty:
+        return None
+    return cell.compare(str(inside.index[0]), str(outside.index[0]), options)
+
+
+def _comparison_claim(cells: Sequence[MethodCell], winners: Sequence[str], options: PairedBootstrapOptions, *,
+                      table: str, claim: str, paper_value: str, source: str, empty_reason: str,
+                      note: str = "") -> Claim:
+    """A claim "the best of ``winners`` beats the best other method in every cell", judged per cell by the paired
+    bootstrap rule and combined (:func:`~neuroneval.fidelity.claims.paired.combined_verdict`)."""
+    compared = [(cell, comparison) for cell in cells
+                if (comparison := _family_comparison(cell, winners, options)) is not None]
+    if not compared:
+        return Claim(paper="001", table=table, claim=claim, paper_value=paper_value, paper_source="printed table",
+                     our_value="", verdict="not_testable", reason=empty_reason, source=source)
+    verdict = combined_verdict(comparison.verdict for _, comparison in compared)
+    held = sum(comparison.verdict == "holds" for _, comparison in compared)
+    missed = [f"{cell.name}: {comparison.text()} ({comparison.verdict.replace('_', ' ')})"
+              for cell, comparison in compared if comparison.verdict != "holds"]
+    reason = "; ".join(missed)
+    if note and verdict != "holds":
+        reason += f"; {note}"
+    return Claim(paper="001", table=table, claim=claim, paper_value=paper_value, paper_source="printed table",
+                 our_value=f"holds in {held} of {len(compared)} cells; "
+                           + "; ".join(f"{cell.name}: {comparison.text()}" for cell, comparison in compared),
+                 verdict=verdict, reason=reason, source=source)
+
+
+def _is_protocol_setting(protocol: Mapping[str, Any]) -> bool:
+    """Paper 001's protocol: hidden units, simulated with pseudo-labels (``scored_on: setting`` on a
+    ``pseudo:<model>`` concept table)."""
+    return protocol.get("scored_on") == "setting" and str(protocol.get("concepts", "")).startswith("pseudo:")
+
+
+def _protocol_cells(cells: Sequence[MethodCell], protocols: Mapping[str, Mapping[str, Any]],
+                    primary: bool) -> list[MethodCell]:
+    """The cells on paper 001's units and scorer (hidden units of a pseudo-label-simulated setting) when
+    ``primary``, the others otherwise."""
+    return [cell for cell in cells
+            if (_is_protocol_setting(protocols.get(str(cell.key["setting"]), {}))
+                and cell.key["group"] not in HIGH_LEVEL_GROUPS) == primary]
+
+
+def le_best_claims(scores: pd.DataFrame, protocols: Mapping[str, Mapping[str, Any]] | None = None, *,
+                   options: PairedBootstrapOptions | None = None,
+                   source: str = "results/explain/scores/<setting>.csv") -> list[Claim]:
     """001 Table 2: Linear Explanations (LE) score the highest simulation correlation of the l > 1 methods.
 
-    Holds when an LE method (labels or pseudo-labels) is the best method of every (setting, unit group).
+    ``scores``: the per-unit scores of every explained setting (``results/explain/scores/<setting>.csv``);
+    ``protocols``: per setting ``scored_on``, the concept table's ``concepts`` source and ``method_concepts``
+    (:mod:`neuroneval.explain.concept_sets`). In every (setting, unit group) of Table 2 the best LE method
+    (labels or pseudo-labels, by mean) must beat the best other method by the paired bootstrap rule
+    (:mod:`~neuroneval.fidelity.claims.paired`). The first row covers paper 001's units and scorer — hidden units
+    simulated with the CLIP pseudo-labels (the paper: RN-50 layer4 and ViT-B-16 layer-11 MLP, SigLIP) —, the second
+    the other settings (final-layer class units, label-simulated hidden units, the LM), a secondary check.
     """
+    options, protocols = options or PairedBootstrapOptions(), protocols or {}
     paper_text = "; ".join(
         f"{model}: LE(SigLIP) {getattr(published.EXPLAIN_TABLE2['LE(SigLIP)'], field):.3f}, LE(label) "
         f"{getattr(published.EXPLAIN_TABLE2['LE(label)'], field):.3f}, best other "
         f"{max(getattr(v, field) for k, v in published.EXPLAIN_TABLE2.items() if not k.startswith('LE')):.3f}"
         for model, field in published.SIMULATION_MODELS)
-    cells = _best_rows(table2)
-    if not cells:
-        return [Claim(
-            paper="001",
-            table="Table 2",
-            claim="LE is the best l > 1 explanation method",
-            paper_value=paper_text,
-            paper_source="printed table",
-            our_value="",
-            verdict="not_testable",
-            reason="no scored method in Table 2",
-            source=source,
-        )]
-    lost = [(setting, group, rows.iloc[0]) for setting, group, rows in cells
-            if _family(rows.iloc[0]["method"]) not in LE_METHODS]
-    won = len(cells) - len(lost)
-    reason = "; ".join(f"{setting}/{group}: {row['method']} {row['simulation_correlation_mean']:.3f} beats LE "
-                       f"{_le_best(table2, setting, group)}" for setting, group, row in lost)
-    best_le = [_le_best_row(table2, setting, group) for setting, group, _ in lost]
-    noise = bool(lost) and all(le is not None and _overlap(row, le, "simulation_correlation")
-                               for (_, _, row), le in zip(lost, best_le, strict=True))
-    if noise:
-        reason = f"within mean ± {Z_95:.2f} SE of the best LE method in every such cell: {reason}"
-    return [Claim(
-        paper="001",
-        table="Table 2",
-        claim="Linear Explanations score the highest simulation correlation of the l > 1 "
-            "methods in every setting",
-        paper_value=paper_text,
-        paper_source="printed table",
-        our_value=f"LE best in {won} of {len(cells)} (setting, group)s",
-        verdict=judge(not lost, noise),
-        reason=reason,
-        source=source,
-    )]
+    cells = method_cells(scores[scores["table"] == 2], ["setting", "group"], "simulation_correlation", label="T2 ")
+    return [
+        _comparison_claim(
+            _protocol_cells(cells, protocols, primary=True), LE_METHODS, options, table="Table 2",
+            claim="Linear Explanations beat the best other l > 1 method on hidden units simulated with pseudo-labels "
+                  "(the paper's units and scorer)",
+            paper_value=paper_text, source=source,
+            empty_reason="no hidden-unit setting is simulated with pseudo-labels (explain.settings.<s>.scored_on: "
+                         "setting on a pseudo:<model> concept table) with both LE and another l > 1 method"),
+        _comparison_claim(
+            _protocol_cells(cells, protocols, primary=False), LE_METHODS, options, table="Table 2",
+            claim="Linear Explanations beat the best other l > 1 method in the other settings (final-layer class "
+                  "units, label-simulated hidden units; secondary)",
+            paper_value=paper_text, source=source,
+            empty_reason="no other setting has both LE and another l > 1 method"),
+    ]
 
 
-def _le_best_row(table: pd.DataFrame, setting: str, group: str) -> pd.Series | None:
-    """The LE method with the highest simulation correlation in (setting, group), None if there is none."""
-    rows = table[(table["setting"] == setting) & (table["group"] == group)
-                 & table["method"].map(_family).isin(LE_METHODS)]
-    if rows.empty or rows["simulation_correlation_mean"].isna().all():
-        return None
-    return rows.loc[rows["simulation_correlation_mean"].idxmax()]
+def broden_claims(scores: pd.DataFrame, protocols: Mapping[str, Mapping[str, Any]] | None = None, *,
+                  options: PairedBootstrapOptions | None = None,
+                  source: str = "results/explain/scores/<setting>.csv") -> list[Claim]:
+    """001 Sec. 5.1: Broden-concept methods (NetDissect, CompExp, CCE) are weak on late-layer units, "likely
+    because their concept sets do not include the relevant higher level concepts".
 
-
-def _le_best(table: pd.DataFrame, setting: str, group: str) -> str:
-    row = _le_best_row(table, setting, group)
-    return "(no LE row)" if row is None else f"{row['simulation_correlation_mean']:.3f}"
-
-
-def broden_claims(table1: pd.DataFrame, table2: pd.DataFrame, *,
-                  source: str = "results/explain/table1.csv, results/explain/table2.csv") -> list[Claim]:
-    """001 Sec. 5.1: Broden-concept methods (NetDissect, CompExp, CCE) are weak on high-level (final-layer) units.
-
-    Holds when, in Tables 1 and 2 on every (setting, group) of final-layer units (:data:`HIGH_LEVEL_GROUPS`), the
-    best Broden-style method scores below the best other method. Our methods all read the same concept set, so the
-    paper's cause (concepts missing from Broden) is absent here; the row says what that leaves.
+    In every (table, setting, unit group) cell of Tables 1 and 2 the best other method must beat the best
+    Broden-style method by the paired bootstrap rule. The first row tests the paper's cause: the settings where
+    the Broden-style methods read only a concept subset (``method_concepts``: the embedded world's low-level
+    colours and textures) while the other methods read all concepts, on paper 001's units and scorer; it is not
+    testable where no setting does so. The second row keeps the final-layer class units, where every method reads
+    the same concepts (a secondary check: the paper's cause is absent there).
     """
+    options, protocols = options or PairedBootstrapOptions(), protocols or {}
     broden_paper = list(published.BRODEN_METHODS_001)
     both = {**published.EXPLAIN_TABLE1, **published.EXPLAIN_TABLE2}
     paper_text = "; ".join(
         f"{model}: best Broden {max(getattr(both[name], field) for name in broden_paper):.3f} vs best other "
         f"{max(getattr(v, field) for k, v in both.items() if k not in broden_paper):.3f}"
         for model, field in published.SIMULATION_MODELS)
-    measured, weak, close = [], [], []
-    for table_id, table in ((1, table1), (2, table2)):
-        for setting, group, rows in _best_rows(table):
-            if group not in HIGH_LEVEL_GROUPS:
-                continue
-            family = rows["method"].map(_family)
-            broden, other = rows[family.isin(BRODEN_METHODS)], rows[~family.isin(BRODEN_METHODS)]
-            if broden.empty or other.empty:
-                continue
-            best_broden, best_other = broden.iloc[0], other.iloc[0]
-            measured.append(f"T{table_id} {setting}: {best_broden['method']} "
-                            f"{best_broden['simulation_correlation_mean']:.3f} vs {best_other['method']} "
-                            f"{best_other['simulation_correlation_mean']:.3f}")
-            weak.append(best_broden["simulation_correlation_mean"] < best_other["simulation_correlation_mean"])
-            close.append(_overlap(best_broden, best_other, "simulation_correlation"))
-    claim = "Broden-style methods (NetDissect, CompExp, CCE) score below the best other method on high-level units"
-    if not measured:
-        return [Claim(
-            paper="001",
-            table="Tables 1-2",
-            claim=claim,
-            paper_value=paper_text,
-            paper_source="printed table",
-            our_value="",
-            verdict="not_testable",
-            reason="no final-layer setting has both Broden-style and other methods",
-            source=source,
-        )]
-    strong = [cell for cell, is_weak in zip(measured, weak, strict=True) if not is_weak]
-    noise = not all(weak) and all(near for is_weak, near in zip(weak, close, strict=True) if not is_weak)
-    reason = "" if all(weak) else (
-        f"not weaker in {len(strong)} of {len(weak)} cells ({'; '.join(strong)})"
-        + (f", each within mean ± {Z_95:.2f} SE of the best other method" if noise else "")
-        + "; every method here reads the same concept set, classes included, so the paper's cause (Broden lacks "
-        "the high-level concepts) is absent")
-    return [Claim(
-        paper="001",
-        table="Tables 1-2",
-        claim=claim,
-        paper_value=paper_text,
-        paper_source="printed table",
-        our_value="; ".join(measured),
-        verdict=judge(all(weak), noise),
-        reason=reason,
-        source=source,
-    )]
+    others = tuple(sorted(set(scores["method"].map(_family)) - set(BRODEN_METHODS)))
+    cells = [cell for table_id in (1, 2)
+             for cell in method_cells(scores[scores["table"] == table_id], ["setting", "group"],
+                                      "simulation_correlation", label=f"T{table_id} ")]
+    restricted = {setting: protocol["method_concepts"] for setting, protocol in protocols.items()
+                  if set(BRODEN_METHODS) & set((protocol.get("method_concepts") or {}).get("methods", ()))}
+    subset_cells = [cell for cell in _protocol_cells(cells, protocols, primary=True)
+                    if cell.key["setting"] in restricted]
+    subsets = "; ".join(f"{setting}: {', '.join(subset['methods'])} read {', '.join(subset['prefixes'])}"
+                        for setting, subset in restricted.items())
+    high_level = [cell for cell in cells if cell.key["group"] in HIGH_LEVEL_GROUPS]
+    return [
+        _comparison_claim(
+            subset_cells, others, options, table="Tables 1-2",
+            claim="the best other method beats Broden-style methods (NetDissect, CompExp, CCE) when these read only "
+                  f"low-level concepts and the others all ({subsets or 'no such setting'}; hidden units simulated "
+                  "with pseudo-labels)",
+            paper_value=paper_text, source=source,
+            empty_reason="no hidden-unit setting simulated with pseudo-labels gives the Broden-style methods a "
+                         "concept subset (explain.settings.<s>.method_concepts): every method reads the same "
+                         "concepts, so the paper's cause (Broden lacks the high-level concepts) is absent"),
+        _comparison_claim(
+            high_level, others, options, table="Tables 1-2",
+            claim="the best other method beats Broden-style methods (NetDissect, CompExp, CCE) on final-layer class "
+                  "units, every method reading the same concepts (secondary)",
+            paper_value=paper_text, source=source,
+            empty_reason="no final-layer setting has both Broden-style and other methods",
+            note="every method here reads the same concept set, classes included, so the paper's cause (Broden "
+                 "lacks the high-level concepts) is absent"),
+    ]
 
 
 def crowd_agreement_claims(agreement: pd.DataFrame, *, source: str = "results/explain/agreement.csv") -> list[Claim]:
@@ -335,49 +377,19 @@ def crowd_agreement_claims(agreement: pd.DataFrame, *, source: str = "results/ex
     )]
 
 
-def crowd_le_claims(crowd: pd.DataFrame, *, source: str = "results/explain/crowd_table3.csv") -> list[Claim]:
+def crowd_le_claims(crowd: pd.DataFrame, *, options: PairedBootstrapOptions | None = None,
+                    source: str = "results/explain/crowd/<setting>.csv") -> list[Claim]:
     """001 Table 3: Linear Explanations score the highest crowd correlation of the studied methods (in each of the
-    paper's four model × aggregation rows). Holds when an LE method is the best studied method of every
-    (setting, aggregation) of the simulated study."""
+    paper's four model × aggregation rows). ``crowd``: the per-unit rows of the simulated study
+    (``results/explain/crowd/<setting>.csv``: setting, aggregation, method, unit, crowd_correlation). In every
+    (setting, aggregation) the best LE method must beat the best other studied method by the paired bootstrap rule
+    (:mod:`~neuroneval.fidelity.claims.paired`)."""
     averages = published.EXPLAIN_CROWD_AVERAGE
     runner_up = max((name for name in averages if not name.startswith("LE")), key=averages.__getitem__)
     paper_text = (f"LE(SigLIP) best in all 4 rows; average {averages['LE(SigLIP) l=1']:.4f} vs "
                   f"{runner_up} {averages[runner_up]:.4f}")
-    claim = "Linear Explanations score the highest (simulated) crowd correlation of the studied methods"
-    if crowd.empty:
-        return [Claim(
-            paper="001",
-            table="Table 3",
-            claim=claim,
-            paper_value=paper_text,
-            paper_source="printed table",
-            our_value="",
-            verdict="not_testable",
-            reason="no crowd study was run",
-            source=source,
-        )]
-    scored = crowd[~crowd["method"].isin(EXPLAIN_BASELINES) & crowd["crowd_correlation_mean"].notna()]
-    cells, lost, close = 0, [], []
-    for (setting, aggregation), rows in scored.groupby(["setting", "aggregation"], sort=False):
-        best = rows.sort_values("crowd_correlation_mean", ascending=False).iloc[0]
-        cells += 1
-        if _family(best["method"]) not in LE_METHODS:
-            le = rows[rows["method"].map(_family).isin(LE_METHODS)]
-            lost.append(f"{setting}/{aggregation}: {best['method']} {best['crowd_correlation_mean']:.3f} beats LE "
-                        + (f"{le['crowd_correlation_mean'].max():.3f}" if len(le) else "(not studied)"))
-            close.append(len(le) > 0 and _overlap(best, le.loc[le["crowd_correlation_mean"].idxmax()],
-                                                  "crowd_correlation"))
-    noise = bool(lost) and all(close)
-    return [Claim(
-        paper="001",
-        table="Table 3",
-        claim=claim,
-        paper_value=paper_text,
-        paper_source="printed table",
-        our_value=f"LE best in {cells - len(lost)} of {cells} (setting, "
-            "aggregation)s",
-        verdict=judge(not lost, noise),
-        reason=(f"within mean ± {Z_95:.2f} SE of the best LE method in every such cell: " if noise else "")
-        + "; ".join(lost),
-        source=source,
-    )]
+    claim = "Linear Explanations beat the best other studied method in (simulated) crowd correlation"
+    cells = [] if crowd.empty else method_cells(crowd, ["setting", "aggregation"], "crowd_correlation")
+    return [_comparison_claim(cells, LE_METHODS, options or PairedBootstrapOptions(), table="Table 3", claim=claim,
+                              paper_value=paper_text, source=source,
+                              empty_reason="no crowd study was run with LE and another method")]

@@ -1,0 +1,127 @@
+"""The paired bootstrap rule of every method-comparison claim (neuroneval.fidelity.claims.paired).
+
+Oracles: a brute-force loop over resamples with the same draws (the vectorised interval is that loop), the exact
+bootstrap distribution of a small sample enumerated over all n^n resamples (the Monte Carlo interval converges to
+its percentiles), and constructed cases on each side of the rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neuroneval.fidelity.claims import paper_001
+from neuroneval.fidelity.claims.paired import (
+    PairedBootstrapOptions,
+    combined_verdict,
+    paired_bootstrap_comparison,
+)
+from neuroneval.options import OptionsError
+
+
+def _loop_interval(first: np.ndarray, second: np.ndarray, n_boot: int, level: float, seed: int
+                   ) -> tuple[float, float]:
+    """One resample at a time: the same units for both methods, the mean difference, then the percentiles."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(first), size=(n_boot, len(first)))
+    means = []
+    for draw in rows:
+        means.append(sum(first[i] - second[i] for i in draw) / len(draw))
+    tail = 50.0 * (1.0 - level)
+    return float(np.percentile(means, tail)), float(np.percentile(means, 100.0 - tail))
+
+
+def test_the_interval_is_the_brute_force_loop_over_resamples() -> None:
+    rng = np.random.default_rng(7)
+    first, second = rng.normal(0.3, 0.2, 40), rng.normal(0.25, 0.2, 40)
+    options = PairedBootstrapOptions(n_boot=500, ci_level=0.9, seed=3)
+    result = paired_bootstrap_comparison(first, second, options=options)
+    low, high = _loop_interval(first, second, 500, 0.9, 3)
+    assert result.ci_low == pytest.approx(low, abs=1e-12) and result.ci_high == pytest.approx(high, abs=1e-12)
+    assert result.difference == pytest.approx(np.mean(first - second)) and result.n_units == 40
+
+
+def test_the_interval_converges_to_the_exact_bootstrap_distribution() -> None:
+    """n = 5 units: all 5^5 = 3125 equally likely resamples give the exact bootstrap distribution of the mean
+    difference; 40,000 Monte Carlo resamples must reach its 2.5 % and 97.5 % points within 0.01."""
+    delta = np.array([0.31, -0.12, 0.05, 0.22, -0.04])
+    exact = np.array([delta[list(draw)].mean() for draw in itertools.product(range(5), repeat=5)])
+    result = paired_bootstrap_comparison(delta, np.zeros(5), options=PairedBootstrapOptions(n_boot=40_000, seed=1))
+    assert result.ci_low == pytest.approx(np.percentile(exact, 2.5), abs=0.01)
+    assert result.ci_high == pytest.approx(np.percentile(exact, 97.5), abs=0.01)
+
+
+def test_pairing_cancels_the_spread_the_methods_share() -> None:
+    """Units differ a lot (shared spread), A is B + 0.02 on every unit: paired, the difference is exact (holds),
+    while unpaired intervals of the two means would overlap widely."""
+    base = np.linspace(-0.8, 0.8, 50)
+    result = paired_bootstrap_comparison(base + 0.02, base, better="LE", worse="INVERT")
+    assert result.verdict == "holds" and result.ci_low == pytest.approx(0.02) and result.ci_high == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize(("shift", "expected"), [(0.05, "holds"), (0.0, "within_noise"), (-0.05, "differs")])
+def test_constructed_cases_on_each_side_of_the_rule(shift: float, expected: str) -> None:
+    rng = np.random.default_rng(0)
+    second = rng.uniform(0, 1, 200)
+    noise = rng.normal(0, 0.05, 200)
+    noise -= noise.mean()  # the mean difference is exactly `shift`; the interval's half-width is ~0.007
+    result = paired_bootstrap_comparison(second + shift + noise, second)
+    assert result.verdict == expected
+    assert result.difference == pytest.approx(shift, abs=1e-12)
+    assert (result.ci_low > 0) == (expected == "holds") and (result.ci_high < 0) == (expected == "differs")
+
+
+def test_a_difference_just_inside_the_noise_is_within_noise() -> None:
+    """The interval of a small positive mean difference contains 0: within noise, not holds."""
+    delta = np.array([0.3, -0.25, 0.2, -0.2, 0.01])
+    result = paired_bootstrap_comparison(delta, np.zeros(5))
+    assert result.difference > 0 and result.ci_low < 0 < result.ci_high and result.verdict == "within_noise"
+
+
+def test_units_missing_on_either_side_are_dropped_and_too_few_are_not_testable() -> None:
+    first, second = np.array([0.5, np.nan, 0.7, 0.9]), np.array([0.4, 0.3, np.nan, 0.8])
+    assert paired_bootstrap_comparison(first, second).n_units == 2
+    assert paired_bootstrap_comparison(first[:2], second[:2]).verdict == "not_testable"
+    with pytest.raises(ValueError, match="same units"):
+        paired_bootstrap_comparison(first, second[:3])
+    with pytest.raises(OptionsError, match="n_boot"):
+        PairedBootstrapOptions(n_boot=0)
+
+
+@pytest.mark.parametrize(("verdicts", "expected"), [
+    (["holds", "holds"], "holds"), (["holds", "within_noise"], "within_noise"),
+    (["within_noise", "differs", "holds"], "differs"), (["not_testable"], "not_testable"),
+    (["holds", "not_testable"], "holds")])
+def test_combined_verdict(verdicts: list[str], expected: str) -> None:
+    assert combined_verdict(verdicts) == expected
+
+
+def test_every_method_comparison_claim_uses_the_rule() -> None:
+    """LE-best (Table 2), Broden (Tables 1-2) and the crowd (Table 3) claims judge the same constructed per-unit
+    scores alike: LE = other + 0.05 holds, LE = other within noise, LE = other - 0.05 differs."""
+    rng = np.random.default_rng(1)
+    other = rng.uniform(0, 1, 60)
+    noise = rng.normal(0, 0.05, 60)
+    noise -= noise.mean()
+
+    def units(le: np.ndarray, method_a: str, method_b: str, **keys: object) -> pd.DataFrame:
+        return pd.concat([pd.DataFrame({"unit": np.arange(60).astype(str), "method": method, **keys, "score": values})
+                          for method, values in ((method_a, le), (method_b, other))], ignore_index=True)
+
+    for shift, expected in ((0.05, "holds"), (0.0, "within_noise"), (-0.05, "differs")):
+        le = other + shift + noise
+
+        scores = units(le, "le_pseudo", "compexp", setting="h", group="block3", table=2).rename(
+            columns={"score": "simulation_correlation"})
+        protocols = {"h": {"scored_on": "setting", "concepts": "pseudo:clip",
+                           "method_concepts": {"methods": ["compexp"], "prefixes": ["colour:"]}}}
+        primary, _ = paper_001.le_best_claims(scores, protocols)
+        broden, _ = paper_001.broden_claims(scores, protocols)
+        crowd = units(le, "le_pseudo_l1", "invert_l1", setting="h", aggregation="bayes_pseudo").rename(
+            columns={"score": "crowd_correlation"})
+        (crowd_claim,) = paper_001.crowd_le_claims(crowd)
+        assert primary.verdict == expected and crowd_claim.verdict == expected
+        assert broden.verdict == expected  # here the best other method is LE and it must beat compexp
