@@ -163,6 +163,7 @@ def paper_run(paper_tree: tuple[Path, dict], tmp_path_factory: pytest.TempPathFa
 
 @pytest.mark.slow
 def test_the_paper_dag_runs_end_to_end_on_the_fakes(paper_run: Path) -> None:
+    """Slow (marker ``slow``): reads ``paper_run``, Table 4 built by Snakemake on the fake paper tree."""
     params = deep_update(deep_update(yaml.safe_load((ROOT / "params.yaml").read_text()),
                                      yaml.safe_load((ROOT / "profiles/paper.yaml").read_text())),
                          yaml.safe_load((paper_run / "paths.yaml").read_text()))
@@ -257,7 +258,9 @@ def test_missing_masks_stop_snakemake_naming_the_key(paper_tree: tuple[Path, dic
 
 @pytest.mark.slow
 def test_an_external_spatial_explanation_runs_on_the_fakes(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
-    """Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
+    """Slow (marker ``slow``): Snakemake runs the spatial explanation methods on the fake ResNet.
+
+    Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
     every channel gets a concept of the setting that has masks."""
     write_imagenet_masks(paper_tree[0])
     workspace = paper_workspace(tmp_path, paper_tree[0])
