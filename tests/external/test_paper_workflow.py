@@ -16,7 +16,7 @@ import yaml
 from neuroneval import io
 from neuroneval.explain import read_explanations
 from tests.external.conftest import ROOT
-from tests.external.fakes import paper_overrides, write_imagenet_masks
+from tests.external.fakes import paper_overrides
 from tests.workflow.conftest import deep_update, make_workspace, run_tool
 
 PROFILE = ["--configfile", "profiles/paper.yaml", "paths.yaml"]
@@ -222,7 +222,7 @@ SPATIAL_FILES = ["explanations/imagenet_resnet50_layer4/netdissect.csv",
 def test_dry_run_plans_explain_results_on_the_paper_settings(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
     """The profile's explain: block runs its run_settings only (no embedded world or model is built); the
     spatial methods of the hidden setting read the dataset's input table, the user's masks and the checkpoint."""
-    masks = write_imagenet_masks(paper_tree[0])
+    masks = paper_tree[0] / "imagenet" / "concept_masks"  # written with the tree (tests.external.conftest)
     workspace = paper_workspace(tmp_path, paper_tree[0])
     result = run_tool(["snakemake", "-n", "--cores", "1", "explain_results", *PROFILE], workspace)
     jobs = planned_jobs(result.stdout)
@@ -262,7 +262,6 @@ def test_an_external_spatial_explanation_runs_on_the_fakes(paper_tree: tuple[Pat
 
     Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
     every channel gets a concept of the setting that has masks."""
-    write_imagenet_masks(paper_tree[0])
     workspace = paper_workspace(tmp_path, paper_tree[0])
     run_tool(["snakemake", "--cores", "2", *SPATIAL_FILES, *PROFILE], workspace)
     masked = set(np.load(paper_tree[0] / "imagenet/concept_masks/concepts.npy").tolist())
