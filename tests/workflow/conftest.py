@@ -115,16 +115,17 @@ def run_tool(args: list[str], cwd: Path, *, check: bool = True,
     return result
 
 
-#: What a test may not change in the shared tiny build: every file but Snakemake's own logs and scratch folders.
-UNWATCHED = (".snakemake/log", ".snakemake/auxiliary", ".snakemake/locks", ".snakemake/shadow", ".snakemake/conda")
+#: What a test may not change in the shared tiny build: its params, what the build made (the folders DVC tracks)
+#: and Snakemake's records of it (which decide what a later run or dry run plans).
+WATCHED = ("params.yaml", "data/", "results/", "explanations/", ".snakemake/metadata/", ".snakemake/incomplete/")
 
 
 def build_state(workspace: Path) -> dict[str, tuple[int, int]]:
-    """(size, mtime in ns) of every file of ``workspace`` outside :data:`UNWATCHED`, by relative path."""
+    """(size, mtime in ns) of every file of ``workspace`` under :data:`WATCHED`, by relative path."""
     state = {}
     for path in sorted(workspace.rglob("*")):
         name = path.relative_to(workspace).as_posix()
-        if path.is_file() and not path.is_symlink() and not name.startswith(UNWATCHED):
+        if path.is_file() and not path.is_symlink() and name.startswith(WATCHED):
             stat = path.stat()
             state[name] = (stat.st_size, stat.st_mtime_ns)
     return state
@@ -152,8 +153,8 @@ def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
     ``tests/conftest.py`` keeps every file of this directory on one xdist worker, so it is built once. Tests only
     read it (dry runs included); a test that edits or reruns works on :func:`copy_of_build`, so no result depends
-    on the order tests run in. At the end of the session the build must be as it was built: a file changed,
-    added or removed by a test fails the session, naming the file.
+    on the order tests run in. At the end of the session the build must be as it was built: a file of
+    :data:`WATCHED` changed, added or removed by a test fails the session, naming the file.
     """
     workspace = make_workspace(tmp_path_factory.mktemp("tiny_run"), tiny_params())
     run_tool(["snakemake", "--cores", "2", *TINY_TARGETS], workspace)
