@@ -37,8 +37,10 @@ paper-dryrun: $(STAMP)
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# Random order (pytest-randomly; the seed is in the header): TEST_ARGS=--randomly-seed=N repeats one (docs/testing.md).
+TEST_ARGS ?=
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(TEST_ARGS)
 
 # Cluster extras (the SLURM executor plugin, DVC's SSH remote) into the same venv.
 CLUSTER_STAMP := $(VENV)/.neuroneval-cluster-installed

@@ -6,6 +6,19 @@ from typing import Any
 
 import pytest
 
+#: Fixture whose tests read the shared tiny build of the workflow, and the marker they get: ``-m "not tiny_build"``
+#: leaves out every test that needs it (the build alone takes minutes on two cores).
+TINY_BUILD_FIXTURE = "built_workspace"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test that uses the shared tiny build ``tiny_build`` (and ``slow``), wherever it is defined."""
+    for item in items:
+        if TINY_BUILD_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tiny_build)
+            item.add_marker(pytest.mark.slow)
+
+
 #: Directories whose test files run on one worker: tests/workflow shares one tiny build of the workflow
 #: (``tests.workflow.conftest.built_workspace``), built once per worker that runs its tests.
 SHARED_SCOPES = ("tests/workflow/",)

@@ -142,8 +142,10 @@ def digits_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return workspace
 
 
+@pytest.mark.slow
 def test_user_recall_and_correlation_get_the_builtin_verdicts_and_meta_auprc(digits_workspace: Path,
                                                                              tmp_path: Path) -> None:
+    """Slow (marker ``slow``): reads ``digits_workspace``, whose rules build the digits tables (≈ 2 min on 2 cores)."""
     out = tmp_path / "cards"
     result = subprocess.run([sys.executable, "-m", "neuroneval.cli", "sanity", "--metric", USER["recall"],
                              "--metric", USER["correlation"], "--settings", SETTING, "--root",
@@ -190,7 +192,9 @@ def test_user_recall_and_correlation_get_the_builtin_verdicts_and_meta_auprc(dig
         assert "Time for" in (folder / "card.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_cli_names_a_metric_it_cannot_import(digits_workspace: Path) -> None:
+    """Slow (marker ``slow``): reads ``digits_workspace``, whose rules build the digits tables (≈ 2 min on 2 cores)."""
     result = subprocess.run([sys.executable, "-m", "neuroneval.cli", "sanity", "--metric", "no_such_module_xyz:f",
                              "--root", str(digits_workspace)], env=_environment(), capture_output=True, text=True)
     assert result.returncode == 2 and "no_such_module_xyz" in result.stderr
@@ -204,7 +208,9 @@ def page_blocks() -> list[tuple[str, str]]:
     return [(match.group(1), match.group(2)) for match in BLOCK.finditer(PAGE.read_text(encoding="utf-8"))]
 
 
+@pytest.mark.slow
 def test_the_page_runs_as_written(digits_workspace: Path) -> None:
+    """Slow (marker ``slow``): reads ``digits_workspace``, whose rules build the digits tables (≈ 2 min on 2 cores)."""
     environment = _environment()
     outputs = []
     for language, code in page_blocks():

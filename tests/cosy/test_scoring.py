@@ -1,4 +1,5 @@
-"""CoSy scores against independent oracles: sklearn's ROC AUC, scipy's Mann–Whitney test, hand closed forms."""
+"""CoSy scores against independent oracles: sklearn's ROC AUC, the Mann–Whitney test counted by hand
+(tests/oracles.py: pairs, the exact rank-sum distribution, the normal approximation), hand closed forms."""
 
 from __future__ import annotations
 
@@ -6,23 +7,29 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import mannwhitneyu
 from sklearn.metrics import roc_auc_score
 
 from neuroneval.cosy.scoring import EXACT_MAX_SAMPLE, cosy_scores, mann_whitney_two_sided
+from tests.oracles import (
+    EXACT_MANN_WHITNEY_MAX,
+    mann_whitney_exact_p,
+    mann_whitney_normal_p,
+    mann_whitney_p,
+    mann_whitney_u,
+)
 
 
 def _reference(control: np.ndarray, synthetic: np.ndarray) -> tuple[float, float, float, float]:
-    """sklearn's ROC AUC, the closed-form MAD and scipy's two-sided test with its default method, on one unit."""
+    """sklearn's ROC AUC, the closed-form MAD and the two-sided test under scipy's documented ``auto`` rule
+    (counted in tests/oracles.py, no scipy), on one unit."""
     label = np.r_[np.zeros(len(control)), np.ones(len(synthetic))]
     auc = roc_auc_score(label, np.r_[control, synthetic])
     mad = (synthetic.mean() - control.mean()) / control.std(ddof=1)
-    test = mannwhitneyu(synthetic, control, alternative="two-sided", method="auto")
-    return auc, mad, test.statistic, test.pvalue
+    return auc, mad, mann_whitney_u(list(synthetic), list(control)), mann_whitney_p(list(synthetic), list(control))
 
 
 @pytest.mark.parametrize("ties", [False, True])
-def test_matches_sklearn_and_scipy(ties: bool) -> None:
+def test_matches_sklearn_and_the_counted_test(ties: bool) -> None:
     rng = np.random.default_rng(3)
     control = rng.normal(size=(400, 6))
     synthetic = rng.normal(0.4, 1.3, size=(30, 6))
@@ -38,9 +45,11 @@ def test_matches_sklearn_and_scipy(ties: bool) -> None:
 
 
 @pytest.mark.parametrize(("n_synthetic", "n_control"), [(3, 5), (8, 40), (40, 8), (9, 9), (6, 200)])
-def test_two_sided_p_equals_scipy_auto_per_unit(n_synthetic: int, n_control: int) -> None:
+def test_two_sided_p_follows_the_auto_rule_per_unit(n_synthetic: int, n_control: int) -> None:
     """Small samples without ties take the exact distribution, tied or large ones the normal approximation —
-    unit by unit, even when the units of one batch need different methods (a batched scipy call would not)."""
+    unit by unit, even when the units of one batch need different methods (a batched scipy call would not).
+    Oracle: U by pairs, the exact p by counting rank sums, the normal p in closed form (tests/oracles.py)."""
+    assert EXACT_MAX_SAMPLE == EXACT_MANN_WHITNEY_MAX
     rng = np.random.default_rng(n_synthetic * 100 + n_control)
     control = rng.normal(size=(n_control, 7))
     synthetic = rng.normal(0.8, 1.0, size=(n_synthetic, 7))
@@ -49,12 +58,11 @@ def test_two_sided_p_equals_scipy_auto_per_unit(n_synthetic: int, n_control: int
     synthetic[:, 3] = control.max(axis=0)[3] + 1 + np.arange(n_synthetic)  # separated: the most extreme U
     u, p_value = mann_whitney_two_sided(synthetic, control)
     for k in range(7):
-        reference = mannwhitneyu(synthetic[:, k], control[:, k], alternative="two-sided", method="auto")
-        assert u[k] == reference.statistic
-        assert p_value[k] == pytest.approx(reference.pvalue, rel=1e-12, abs=1e-300)
-        method = "exact" if min(n_synthetic, n_control) <= EXACT_MAX_SAMPLE and k not in (1, 2) else "asymptotic"
-        chosen = mannwhitneyu(synthetic[:, k], control[:, k], alternative="two-sided", method=method).pvalue
-        assert p_value[k] == pytest.approx(chosen, rel=1e-12, abs=1e-300), (k, method)
+        first, second = list(synthetic[:, k]), list(control[:, k])
+        assert u[k] == mann_whitney_u(first, second)
+        exact = min(n_synthetic, n_control) <= EXACT_MANN_WHITNEY_MAX and k not in (1, 2)
+        expected = mann_whitney_exact_p(first, second) if exact else mann_whitney_normal_p(first, second)
+        assert p_value[k] == pytest.approx(expected, rel=1e-9, abs=1e-300), (k, exact)
 
 
 def test_exact_p_by_enumeration() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.external.fakes import paper_overrides, write_paper_tree
+from tests.external.fakes import paper_overrides, write_imagenet_masks, write_paper_tree
 from tests.loaders.conftest import offline  # noqa: F401 (autouse: no network in these tests)
 from tests.workflow.conftest import deep_update
 
@@ -25,9 +25,12 @@ def paper_params(data_root: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def paper_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """A miniature of every dataset and checkpoint the paper profile names, and the original models."""
+    """A miniature of every dataset and checkpoint the paper profile names (ImageNet's concept masks included, so
+    that the tree is the same whichever test runs first), and the original models."""
     data_root = tmp_path_factory.mktemp("paper_inputs")
-    return data_root, write_paper_tree(data_root)
+    models = write_paper_tree(data_root)
+    write_imagenet_masks(data_root)
+    return data_root, models
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.cosy.test_diffusers_backend import tiny_pipeline_folder
 from tests.external.fakes import IMAGENET_CLASSES
@@ -18,7 +19,9 @@ COSY = {"n_images": 3, "templates": {"n_concepts": 2}, "seeds": {"generation_see
                       "batch_size": 4, "device": "cpu"}}
 
 
+@pytest.mark.slow
 def test_cosy_runs_on_the_paper_profile(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+    """Slow (marker ``slow``): Snakemake runs cosy_results end to end, a diffusers pipeline included."""
     data_root = paper_tree[0]
     if not (data_root / "checkpoints" / "tiny-sd").exists():
         tiny_pipeline_folder(data_root / "checkpoints" / "tiny-sd")

@@ -170,6 +170,7 @@ def cosy_overlay(data_root: Path) -> dict:
 @pytest.mark.slow
 def test_snakemake_builds_cosy_on_the_custom_model_as_the_library_computes_it(user_files: Path,
                                                                              tmp_path: Path) -> None:
+    """Slow (marker ``slow``): Snakemake generates CoSy's images with a tiny diffusers pipeline and scores them."""
     pytest.importorskip("diffusers")
     from tests.cosy.test_diffusers_backend import tiny_pipeline_folder
 

@@ -79,6 +79,7 @@ def png_pixels(root: Path, input_id: int) -> np.ndarray:
 
 @pytest.mark.slow
 def test_the_folder_is_recorded_through_its_declared_preprocessing(media_run: tuple[Path, Path]) -> None:
+    """Slow (marker ``slow``): reads ``media_run``, Snakemake's build on a media folder."""
     workspace, root = media_run
     frame, _ = io.read_activation_table(workspace / "data/activations/mine_folder/digits_mlp/logits.parquet")
     model = own_model.digits_mlp()
@@ -94,6 +95,7 @@ def test_the_folder_is_recorded_through_its_declared_preprocessing(media_run: tu
 
 @pytest.mark.slow
 def test_the_array_viewer_shows_every_top_input_as_its_upscaled_row(media_run: tuple[Path, Path]) -> None:
+    """Slow (marker ``slow``): reads ``media_run``, Snakemake's build on a media folder."""
     workspace, root = media_run
     page = (workspace / "results/viewer/rows_logits/index.html").read_text()
     rows = np.load(root / "images.npy")
@@ -108,6 +110,7 @@ def test_the_array_viewer_shows_every_top_input_as_its_upscaled_row(media_run: t
 
 @pytest.mark.slow
 def test_the_crowd_task_pages_show_each_sampled_input_as_its_png(media_run: tuple[Path, Path]) -> None:
+    """Slow (marker ``slow``): reads ``media_run``, Snakemake's build on a media folder."""
     workspace, root = media_run
     study = workspace / "results/explain/crowd_pages/folder_logits"
     samples = pd.read_csv(study / "samples.csv")

@@ -108,6 +108,7 @@ def own_run(user_files: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_the_custom_model_is_recorded_as_its_own_forward_pass(own_run: Path, user_files: Path) -> None:
+    """Slow (marker ``slow``): reads ``own_run``, Snakemake's build of both own settings."""
     frame, metadata = io.read_activation_table(own_run / "data/activations/mine_rows/digits_mlp/logits.parquet")
     model = own_model.digits_mlp()
     model.load_state_dict(torch.load(user_files / "mlp.pt"))
@@ -122,6 +123,7 @@ def test_the_custom_model_is_recorded_as_its_own_forward_pass(own_run: Path, use
 
 @pytest.mark.slow
 def test_the_tables_are_imported_with_their_known_concepts(own_run: Path, user_files: Path) -> None:
+    """Slow (marker ``slow``): reads ``own_run``, Snakemake's build of both own settings."""
     imported, metadata = io.read_activation_table(own_run / "data/activations/mine_tables/my_mlp/softmax.parquet")
     original, _ = io.read_activation_table(user_files / "tables/softmax.parquet")
     pd.testing.assert_frame_equal(imported, original)
@@ -132,6 +134,7 @@ def test_the_tables_are_imported_with_their_known_concepts(own_run: Path, user_f
 
 @pytest.mark.slow
 def test_every_stage_runs_on_both_own_settings(own_run: Path) -> None:
+    """Slow (marker ``slow``): reads ``own_run``, Snakemake's build of both own settings."""
     table4 = pd.read_csv(own_run / "results/table4.csv")
     assert {"mine_custom", "mine_tables"} <= set(table4.columns)
     assert table4[SETTINGS].notna().all().all()
@@ -147,7 +150,9 @@ def test_every_stage_runs_on_both_own_settings(own_run: Path) -> None:
 
 @pytest.mark.slow
 def test_recorded_units_and_label_table_share_their_input_ids(own_run: Path) -> None:
-    """Each class unit ranks its class's inputs first (sklearn's ROC AUC on the two workflow tables joined by
+    """Slow (marker ``slow``): reads ``own_run``, Snakemake's build of both own settings.
+
+    Each class unit ranks its class's inputs first (sklearn's ROC AUC on the two workflow tables joined by
     ``input_id``): a shifted or shuffled id between recording and labels would put the AUC near 0.5."""
     frame, _ = io.read_activation_table(own_run / "data/activations/mine_rows/digits_mlp/logits.parquet")
     labels, _ = io.read_concept_table(own_run / "data/concepts/mine_rows/labels.parquet")

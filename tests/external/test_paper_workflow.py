@@ -5,6 +5,7 @@ settings and an external spatial explanation runs on user-supplied concept masks
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import yaml
 from neuroneval import io
 from neuroneval.explain import read_explanations
 from tests.external.conftest import ROOT
-from tests.external.fakes import paper_overrides, write_imagenet_masks
+from tests.external.fakes import paper_overrides
 from tests.workflow.conftest import deep_update, make_workspace, run_tool
 
 PROFILE = ["--configfile", "profiles/paper.yaml", "paths.yaml"]
@@ -40,14 +41,78 @@ def job_counts(output: str) -> dict[str, int]:
     return {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", output, flags=re.MULTILINE)}
 
 
-def test_dry_run_resolves_the_paper_dag(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class PlannedJob:
+    """One job of a dry run's plan: its rule, input and output paths, and Snakemake's reason for it."""
+
+    rule: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    reason: str
+
+
+def planned_jobs(output: str) -> list[PlannedJob]:
+    """The jobs ``snakemake -n`` prints, one block each (``rule``/``localrule`` line, then indented fields)."""
+    jobs = []
+    for block in re.split(r"\n\s*\n", output):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, flags=re.MULTILINE)
+        if rule is None:
+            continue
+        fields = dict(re.findall(r"^    (\w+): (.*)$", block, flags=re.MULTILINE))
+        jobs.append(PlannedJob(rule.group(1), tuple(filter(None, fields.get("input", "").split(", "))),
+                               tuple(filter(None, fields.get("output", "").split(", "))), fields.get("reason", "")))
+    return jobs
+
+
+def outputs_of(jobs: list[PlannedJob], rule: str) -> set[str]:
+    """Every output path of the planned jobs of ``rule``."""
+    return {path for job in jobs if job.rule == rule for path in job.outputs}
+
+
+def assert_plan_is_needed_and_closed(jobs: list[PlannedJob], targets: list[str], workspace: Path) -> None:
+    """A dry run in a fresh workspace plans each job because its outputs are missing (a target rule, which has
+    none, because its inputs are planned); every job feeds a target (a target file, or the job of a target rule)
+    through the other planned jobs; every input is made by a planned job or is a file the user supplied; no
+    embedded world or model is built."""
+    assert jobs, "nothing planned"
+    made = {path for job in jobs for path in job.outputs}
+    for job in jobs:
+        expected_reason = "Missing output files" if job.outputs else "Input files updated by another job"
+        assert job.reason.startswith(expected_reason), job
+        for path in job.inputs:
+            assert path in made or (workspace / path).exists(), (job.rule, path)
+        assert not any(path.startswith(("data/worlds/", "data/models/")) for path in job.outputs), job
+    needed, frontier = set(), [job for job in jobs if job.rule in targets or set(job.outputs) & set(targets)]
+    while frontier:
+        job = frontier.pop()
+        if job in needed:
+            continue
+        needed.add(job)
+        frontier += [other for other in jobs if set(other.outputs) & set(job.inputs)]
+    assert [job for job in jobs if job not in needed] == []
+
+
+def test_dry_run_resolves_the_paper_dag(paper_tree: tuple[Path, dict], params: dict, tmp_path: Path) -> None:
+    """Table 4 and the two hidden-layer truths plan, for the profile's settings, each setting's truth, the tables
+    of its units and concept source, and Table 4's meta-evaluation, all from the user's files."""
     workspace = paper_workspace(tmp_path, paper_tree[0])
     result = run_tool(["snakemake", "-n", "--cores", "1", *TARGETS, *PROFILE], workspace)
-    counts = job_counts(result.stdout)
-    assert counts == {"external_image_dataset": 4, "external_vision_activations": 6, "external_image_embeddings": 4,
-                      "external_pseudo_concepts": 2, "external_train_probe": 1, "external_probe_activations": 1,
-                      "external_text_dataset": 1, "external_lm_activations": 2, "setting_truth": 12,
-                      "meta_setting": 10, "table4": 1, "total": 44}
+    jobs = planned_jobs(result.stdout)
+    assert_plan_is_needed_and_closed(jobs, TARGETS, workspace)
+    table4_settings = params["meta"]["settings"]
+    settings = [*table4_settings, *(Path(path).stem for path in HIDDEN_TRUTH)]
+    assert outputs_of(jobs, "meta_setting") == {f"results/meta/{name}.csv" for name in table4_settings}
+    assert {path for path in outputs_of(jobs, "setting_truth") if path.endswith(".csv")} == {
+        f"data/truth/{name}.csv" for name in settings}
+    activation_rules = {job.rule for job in jobs if job.rule.endswith("_activations")}
+    assert set().union(*(outputs_of(jobs, rule) for rule in activation_rules)) == {
+        f"data/activations/{params['settings'][name]['dataset']}/{unit['model']}/{unit['layer']}.parquet"
+        for name in settings for unit in params["settings"][name]["units"]}
+    made = {path for job in jobs for path in job.outputs}
+    for name in settings:
+        setting = params["settings"][name]
+        source = setting["concepts"]["source"].replace(":", "-")
+        assert f"data/concepts/{setting['dataset']}/{source}.parquet" in made, name
 
 
 def test_dry_run_plans_table3_on_the_paper_settings(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
@@ -98,6 +163,7 @@ def paper_run(paper_tree: tuple[Path, dict], tmp_path_factory: pytest.TempPathFa
 
 @pytest.mark.slow
 def test_the_paper_dag_runs_end_to_end_on_the_fakes(paper_run: Path) -> None:
+    """Slow (marker ``slow``): reads ``paper_run``, Table 4 built by Snakemake on the fake paper tree."""
     params = deep_update(deep_update(yaml.safe_load((ROOT / "params.yaml").read_text()),
                                      yaml.safe_load((ROOT / "profiles/paper.yaml").read_text())),
                          yaml.safe_load((paper_run / "paths.yaml").read_text()))
@@ -136,16 +202,19 @@ def test_dry_run_plans_paper_004_on_the_profiles_checkpoint_and_corpus(paper_tre
                                 external={"models": {"pythia_70m": {"model_dir": str(checkpoint)}},
                                           "datasets": {"pile_pythia": {"path": str(corpus)}}})
     result = run_tool(["snakemake", "-n", "--cores", "1", "concepteval_results", *PROFILE], workspace)
-    assert job_counts(result.stdout) == {"external_text_dataset": 1, "concepteval_hidden": 1, "concepteval_sae": 1,
-                                         "concepteval_concepts": 1, "concepteval_measures": 2,
-                                         "concepteval_tables": 1, "concepteval_results": 1, "total": 8}
+    jobs = planned_jobs(result.stdout)
+    assert_plan_is_needed_and_closed(jobs, ["concepteval_results"], workspace)
+    assert [job.inputs for job in jobs if job.rule == "external_text_dataset"] == [(str(corpus), str(checkpoint))]
+    profile = yaml.safe_load((ROOT / "profiles/paper.yaml").read_text())["concepteval"]
+    for model in profile["models"]:  # each studied LM: its hidden states, SAE, concepts and both measurement runs
+        for rule in ("concepteval_hidden", "concepteval_sae", "concepteval_concepts", "concepteval_measures"):
+            assert any(f"/{model}/" in path for path in outputs_of(jobs, rule)), (rule, model)
+        runs = {Path(path).stem for path in outputs_of(jobs, "concepteval_measures") if f"/{model}/" in path}
+        assert {"test", "retest"} <= runs, runs
+    assert {job.rule for job in jobs if job.rule.startswith("external_")} == {"external_text_dataset"}
     assert "data/external/pile_pythia/tokens.npy" in result.stdout
 
 
-EXPLAIN_JOBS = {"external_image_dataset": 2, "external_text_dataset": 1, "external_image_embeddings": 2,
-                "external_lm_activations": 1, "external_vision_activations": 3, "external_pseudo_concepts": 2,
-                "setting_truth": 5, "explain_setting": 63, "explain_score": 5, "explain_crowd": 2,
-                "explain_tables": 1, "explain_benchmark": 1, "explain_results": 1, "total": 89}
 SPATIAL_FILES = ["explanations/imagenet_resnet50_layer4/netdissect.csv",
                  "explanations/imagenet_resnet50_layer4/compexp.csv"]
 
@@ -153,10 +222,22 @@ SPATIAL_FILES = ["explanations/imagenet_resnet50_layer4/netdissect.csv",
 def test_dry_run_plans_explain_results_on_the_paper_settings(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
     """The profile's explain: block runs its run_settings only (no embedded world or model is built); the
     spatial methods of the hidden setting read the dataset's input table, the user's masks and the checkpoint."""
-    masks = write_imagenet_masks(paper_tree[0])
+    masks = paper_tree[0] / "imagenet" / "concept_masks"  # written with the tree (tests.external.conftest)
     workspace = paper_workspace(tmp_path, paper_tree[0])
     result = run_tool(["snakemake", "-n", "--cores", "1", "explain_results", *PROFILE], workspace)
-    assert job_counts(result.stdout) == EXPLAIN_JOBS
+    jobs = planned_jobs(result.stdout)
+    assert_plan_is_needed_and_closed(jobs, ["explain_results"], workspace)
+    explain = yaml.safe_load((ROOT / "profiles/paper.yaml").read_text())["explain"]
+    run_settings = explain["run_settings"]
+    assert outputs_of(jobs, "explain_score") == {f"results/explain/scores/{name}.csv" for name in run_settings}
+    assert outputs_of(jobs, "explain_crowd") == {f"results/explain/crowd/{name}.csv"
+                                                 for name in explain["crowd"]["settings"]}
+    scored = {path for job in jobs if job.rule == "explain_score" for path in job.inputs
+              if path.startswith("explanations/")}
+    assert outputs_of(jobs, "explain_setting") >= scored
+    for name in run_settings:  # every listed method of every run setting is explained and scored
+        for method in explain["settings"][name]["methods"]:
+            assert f"explanations/{name}/{method}.csv" in scored, (name, method)
     assert "data/worlds/" not in result.stdout and "data/models/" not in result.stdout
     blocks = result.stdout.split("\n\n")
     for target in SPATIAL_FILES:
@@ -177,9 +258,10 @@ def test_missing_masks_stop_snakemake_naming_the_key(paper_tree: tuple[Path, dic
 
 @pytest.mark.slow
 def test_an_external_spatial_explanation_runs_on_the_fakes(paper_tree: tuple[Path, dict], tmp_path: Path) -> None:
-    """Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
+    """Slow (marker ``slow``): Snakemake runs the spatial explanation methods on the fake ResNet.
+
+    Network Dissection and Compositional Explanations on the fake ResNet's layer4 maps against the fake masks:
     every channel gets a concept of the setting that has masks."""
-    write_imagenet_masks(paper_tree[0])
     workspace = paper_workspace(tmp_path, paper_tree[0])
     run_tool(["snakemake", "--cores", "2", *SPATIAL_FILES, *PROFILE], workspace)
     masked = set(np.load(paper_tree[0] / "imagenet/concept_masks/concepts.npy").tolist())

@@ -47,6 +47,7 @@ def corpus_concepts(corpus: Path) -> pd.DataFrame:
 
 @pytest.mark.slow
 def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
+    """Slow (marker ``slow``): the page's commands run the workflow in a copy of it."""
     from safetensors.numpy import load_file
 
     text = PAGE.read_text()

@@ -37,6 +37,7 @@ def test_the_section_documents_every_preprocessing_key() -> None:
 
 @pytest.mark.slow
 def test_the_cosy_section_runs_as_written(tmp_path: Path) -> None:
+    """Slow (marker ``slow``): the section's commands run the workflow in a copy of it, diffusers included."""
     pytest.importorskip("diffusers")
     from tests.cosy.test_diffusers_backend import tiny_pipeline_folder
 

@@ -43,6 +43,7 @@ def test_the_page_has_its_model_module_and_commands() -> None:
 
 @pytest.mark.slow
 def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
+    """Slow (marker ``slow``): the page's commands run the workflow in a copy of it."""
     text = PAGE.read_text()
     workspace = make_workspace(tmp_path / "workflow", tiny_params())
     (workspace / "mymodels.py").write_text(fenced_blocks(text, "python")[0])

@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -116,12 +116,51 @@ def run_tool(args: list[str], cwd: Path, *, check: bool = True,
     return result
 
 
+#: What a test may not change in the shared tiny build: its params, what the build made (the folders DVC tracks)
+#: and Snakemake's records of it (which decide what a later run or dry run plans).
+WATCHED = ("params.yaml", "data/", "results/", "explanations/", ".snakemake/metadata/", ".snakemake/incomplete/")
+
+
+def build_state(workspace: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime in ns) of every file of ``workspace`` under :data:`WATCHED`, by relative path."""
+    state = {}
+    for path in sorted(workspace.rglob("*")):
+        name = path.relative_to(workspace).as_posix()
+        if path.is_file() and not path.is_symlink() and name.startswith(WATCHED):
+            stat = path.stat()
+            state[name] = (stat.st_size, stat.st_mtime_ns)
+    return state
+
+
+def copy_of_build(built_workspace: Path, directory: Path) -> Path:
+    """A copy of the shared tiny build in ``directory`` (made here; timestamps, links and Snakemake's records
+    kept), for a test that edits files or reruns jobs: the shared build is read-only to tests."""
+    shutil.copytree(built_workspace, directory, symlinks=True)
+    return directory
+
+
+def params_overlay(directory: Path, params: Mapping) -> list[str]:
+    """``--configfile`` arguments overlaying ``params`` (written to ``directory``, outside any workspace) on a
+    workspace's params.yaml, key by key as the run profiles are: a dry run sees the changed params while nothing
+    in the workspace is edited."""
+    overlay = directory / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump(dict(params), sort_keys=False))
+    return ["--configfile", str(overlay)]
+
+
 @pytest.fixture(scope="session")
-def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One complete tiny run of the workflow (:data:`TINY_TARGETS`), shared by the workflow tests.
 
-    ``tests/conftest.py`` keeps every file of this directory on one xdist worker, so it is built once.
+    ``tests/conftest.py`` keeps every file of this directory on one xdist worker, so it is built once. Tests only
+    read it (dry runs included); a test that edits or reruns works on :func:`copy_of_build`, so no result depends
+    on the order tests run in. At the end of the session the build must be as it was built: a file of
+    :data:`WATCHED` changed, added or removed by a test fails the session, naming the file.
     """
     workspace = make_workspace(tmp_path_factory.mktemp("tiny_run"), tiny_params())
     run_tool(["snakemake", "--cores", "2", *TINY_TARGETS], workspace)
-    return workspace
+    built = build_state(workspace)
+    yield workspace
+    now = build_state(workspace)
+    changed = sorted(name for name in built.keys() | now.keys() if built.get(name) != now.get(name))
+    assert not changed, f"tests changed the shared tiny build (use copy_of_build): {changed[:20]}"

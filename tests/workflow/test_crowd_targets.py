@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from neuroneval.io import read_activation_table, read_concept_table
-from tests.workflow.conftest import ROOT, deep_update, run_tool, tiny_params
+from tests.workflow.conftest import ROOT, copy_of_build, deep_update, params_overlay, run_tool, tiny_params
 
 TABLES = ("results/crowd_sampling.csv", "results/crowd_aggregation.csv", "results/crowd_summary.csv",
           "results/crowd/sampling_units.csv", "results/crowd/aggregation_units.csv")
@@ -84,28 +84,26 @@ def test_tables_and_figures_follow_their_contracts(crowd_run) -> None:
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
 
 
-def test_same_inputs_and_seeds_give_byte_identical_results(crowd_run) -> None:
+def test_same_inputs_and_seeds_give_byte_identical_results(crowd_run, tmp_path: Path) -> None:
+    """The crowd rules rerun on a copy of the build give the shared build's bytes."""
     workspace, _ = crowd_run
-    first = {name: (workspace / name).read_bytes() for name in (*TABLES, *FIGURES)}
+    copy = copy_of_build(workspace, tmp_path / "copy")
     rerun = run_tool(["snakemake", "--cores", "2", "results/crowd_summary.csv",
-                      "--forcerun", "crowd_sampling", "crowd_aggregation"], workspace)
+                      "--forcerun", "crowd_sampling", "crowd_aggregation"], copy)
     assert "crowd_summary" in rerun.stdout + rerun.stderr
-    for name, data in first.items():
-        assert (workspace / name).read_bytes() == data, name
+    for name in (*TABLES, *FIGURES):
+        assert (copy / name).read_bytes() == (workspace / name).read_bytes(), name
 
 
-def test_each_crowd_rule_reruns_only_for_the_params_it_reads(crowd_run) -> None:
+def test_each_crowd_rule_reruns_only_for_the_params_it_reads(crowd_run, tmp_path: Path) -> None:
+    """Dry runs with changed crowd params as an overlay (the shared build is not edited)."""
     workspace, crowd = crowd_run
-    saved_params = (workspace / "params.yaml").read_text()
+    saved_params = yaml.safe_load((workspace / "params.yaml").read_text())
 
     def planned(change: dict) -> str:
-        params = yaml.safe_load(saved_params)
-        params["crowd"] = deep_update(crowd, change)
-        (workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        try:
-            output = run_tool(["snakemake", "-n", "results/crowd_summary.csv"], workspace).stdout
-        finally:
-            (workspace / "params.yaml").write_text(saved_params)
+        params = {**saved_params, "crowd": deep_update(crowd, change)}
+        output = run_tool(["snakemake", "-n", "results/crowd_summary.csv", *params_overlay(tmp_path, params)],
+                          workspace).stdout
         return output[output.index("Job stats:"):output.index("Reasons:")] if "Job stats:" in output else ""
 
     assert planned({}) == ""

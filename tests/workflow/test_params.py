@@ -113,8 +113,11 @@ def reversed_keys(value: object) -> object:
     return value
 
 
+@pytest.mark.slow
 def test_reordering_keys_plans_nothing(tmp_path: Path) -> None:
-    """Snakemake's params trigger compares repr(params): the config's keys are sorted before rules read it."""
+    """Slow (marker ``slow``): Snakemake builds the digits world, then plans twice.
+
+    Snakemake's params trigger compares repr(params): the config's keys are sorted before rules read it."""
     params = tiny_params()
     workspace = make_workspace(tmp_path, params)
     run_tool(["snakemake", "--cores", "1", "data/worlds/digits/probe"], workspace)
