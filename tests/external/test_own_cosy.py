@@ -237,7 +237,10 @@ def test_a_synthetic_table_of_other_images_is_refused_by_file(tmp_path: Path) ->
 @pytest.mark.slow
 def test_snakemake_builds_explain_cosy_on_the_custom_model_as_the_library_computes_it(user_files: Path,
                                                                                      tmp_path: Path) -> None:
-    """``explain.cosy`` on your setting: each explanation file's unit scored on the images of its text, the model
+    """Slow (marker ``slow``): it builds a workflow copy with the setting's explanation methods and the
+    embedded generator (~6 min on a loaded 2-core machine).
+
+    ``explain.cosy`` on your setting: each explanation file's unit scored on the images of its text, the model
     run by hand on them and on the held-out inputs, AUC by sklearn and MAD by Eq. 4."""
     pytest.importorskip("diffusers")
     from neuroneval.cosy.evaluation import concept_text
