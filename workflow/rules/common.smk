@@ -641,7 +641,8 @@ def explain_crowd_pages_inputs(wildcards):
 # Concept evaluation, paper 004 (workflow/rules/concepteval.smk)
 CONCEPTEVAL = config.get("concepteval") or {}
 CONCEPTEVAL_MODELS = list(CONCEPTEVAL.get("models") or [])
-# LM -> the external text dataset it reads (paper profile); the others are embedded LMs on the text world
+# LM of external.models -> the text or corpus dataset it reads (paper profile, your own LM); the others are embedded
+# LMs on the text world
 CONCEPTEVAL_CORPUS = dict(CONCEPTEVAL.get("corpus") or {})
 if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS) - set(CONCEPTEVAL_CORPUS):
     raise ValueError(
@@ -658,7 +659,8 @@ CONCEPTEVAL_WINDOWS = {
 
 
 def concepteval_sources(wildcards):
-    """The embedded LM and text world, or an external checkpoint and its corpus's token stream."""
+    """The embedded LM and text world, or an external LM and its corpus's token stream (the same files for a
+    kind: text dataset and a kind: corpus one)."""
     corpus = CONCEPTEVAL_CORPUS.get(wildcards.lm)
     if corpus is None:
         return {
@@ -677,6 +679,13 @@ def concepteval_model_spec(wildcards):
     if wildcards.lm not in CONCEPTEVAL_CORPUS:
         return None
     return externals.model_spec(EXTERNAL, wildcards.lm)
+
+
+def concepteval_planted(wildcards):
+    """The planted concepts whose labels the windows carry: none on a user's corpus, which has none."""
+    if wildcards.lm in CONCEPTEVAL_CORPUS:
+        return None
+    return (CONCEPTEVAL.get("families", {}).get("probe") or {}).get("planted")
 
 
 # Neuron viewer (workflow/rules/viewer.smk)

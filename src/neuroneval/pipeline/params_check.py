@@ -442,24 +442,19 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     problems += [_unknown(f"schedule.train_first{suffix}", name, "a model of this profile (models.*, digits.models)",
                           all_models)
                  for suffix, name in _names(_lookup(config, ("schedule", "train_first"))) if name not in all_models]
+    from neuroneval.external.checks import concepteval_lm_problems
     from neuroneval.external.corpus import corpus_cosy_problems
     from neuroneval.external.own import cosy_problems, crowd_media_problems
 
     problems += cosy_problems(config) + corpus_cosy_problems(config) + crowd_media_problems(config)
-    external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
+    external_models = externals.external_block(config).get("models") or {}
     problems += [_unknown(f"concepteval.models{suffix}", name, "a model of models.language or concepteval.corpus",
                           language)
-                 for suffix, name in _names(_lookup(config, ("concepteval", "models"))) if name not in language]
-    external_lms, text_datasets = externals.language_models(external), externals.text_datasets(external)
-    for model, dataset in corpus.items():
-        if model not in external_lms:
-            problems.append(_unknown(f"concepteval.corpus.{model}", model, "a transformers_lm model of "
-                                     "external.models", external_lms))
-        if dataset not in text_datasets:
-            problems.append(_unknown(f"concepteval.corpus.{model}", dataset, "a text dataset of external.datasets",
-                                     text_datasets))
+                 for suffix, name in _names(_lookup(config, ("concepteval", "models")))
+                 if name not in language and name not in external_models]
+    problems += concepteval_lm_problems(config)
     return problems
 
 
