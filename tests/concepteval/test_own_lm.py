@@ -1,6 +1,6 @@
 """concepteval on your own LM (docs/your_lm.md §6): a ``family: custom`` model with ``model_dir`` is read by the same
-loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.concepteval.sources.lm_loader_spec`), on the
-token stream of a ``kind: corpus`` dataset (:func:`neuroneval.external.corpus.corpus_token_stream`).
+loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.concepteval.sources.perturbable_lm_spec`), on
+the token stream of a ``kind: corpus`` dataset (:func:`neuroneval.external.corpus.corpus_token_stream`).
 
 The oracle of the faithfulness test is a GPT-2 forward written out here from its equations (layer norms, causal
 attention, the tanh GeLU MLP, tied unembedding), with the concept's ablation h' = h − (vᵀh + b)/(vᵀv)·v (paper 004
@@ -20,7 +20,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from neuroneval.concepteval.benchmark import MeasureOptions, cut_windows, measure_run
 from neuroneval.concepteval.concepts import LinearConcept
-from neuroneval.concepteval.sources import lm_loader_spec, load_token_source
+from neuroneval.concepteval.sources import load_token_source, perturbable_lm_spec
 from neuroneval.external.checks import concepteval_lm_problems
 from neuroneval.external.corpus import corpus_token_stream
 from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
@@ -55,9 +55,10 @@ def token_source(own_lm: tuple[Path, Path], tmp_path: Path):
     tokens, vocabulary = corpus_token_stream(corpus_spec(own_lm))
     np.save(tmp_path / "tokens.npy", tokens)
     (tmp_path / "vocabulary.json").write_text(json.dumps(vocabulary))
-    return load_token_source(model=own_lm[0], model_spec={"family": "custom", "model_dir": str(own_lm[0]),
-                                                         "sae": {"transformer.h.0": "sae"}},
-                             tokens=tmp_path / "tokens.npy", vocabulary=tmp_path / "vocabulary.json")
+    spec = perturbable_lm_spec({"family": "custom", "model_dir": str(own_lm[0]), "sae": {"transformer.h.0": "sae"}},
+                               key="concepteval.corpus.tiny_gpt2")  # what rule concepteval_hidden gets
+    return load_token_source(model=own_lm[0], model_spec=spec, tokens=tmp_path / "tokens.npy",
+                             vocabulary=tmp_path / "vocabulary.json")
 
 
 def test_the_corpus_stream_is_every_line_in_vocabulary_ids_then_eos(own_lm: tuple[Path, Path]) -> None:
@@ -69,14 +70,14 @@ def test_the_corpus_stream_is_every_line_in_vocabulary_ids_then_eos(own_lm: tupl
 
 
 def test_a_custom_model_dir_is_read_as_a_transformers_lm_and_others_are_refused_by_key() -> None:
-    assert lm_loader_spec({"family": "custom", "model_dir": "/m", "sae": {"transformer.h.0": "s"}}) == \
-        {"family": "transformers_lm", "model_dir": "/m"}
-    assert lm_loader_spec({"family": "transformers_lm", "model_dir": "/m", "context_length": 8}) == \
-        {"family": "transformers_lm", "model_dir": "/m"}
+    custom = {"family": "custom", "model_dir": "/m", "sae": {"transformer.h.0": "s"}}
+    assert perturbable_lm_spec(custom, key="k") == {"family": "transformers_lm", "model_dir": "/m"}
+    paper = {"family": "transformers_lm", "model_dir": "/m", "context_length": 8}
+    assert perturbable_lm_spec(paper, key="k") == paper
     with pytest.raises(ValueError, match=r"concepteval\.corpus\.mine: .*family custom model of \['torchscript'\]"):
-        lm_loader_spec({"family": "custom", "torchscript": "m.pt"}, key="concepteval.corpus.mine")
+        perturbable_lm_spec({"family": "custom", "torchscript": "m.pt"}, key="concepteval.corpus.mine")
     with pytest.raises(ValueError, match=r"concepteval\.corpus\.vit: .*not a model of family 'timm'"):
-        lm_loader_spec({"family": "timm", "arch": "vit"}, key="concepteval.corpus.vit")
+        perturbable_lm_spec({"family": "timm", "arch": "vit"}, key="concepteval.corpus.vit")
 
 
 def test_the_source_of_a_custom_lm_is_its_model_its_corpus_and_its_positions(own_lm, tmp_path: Path) -> None:

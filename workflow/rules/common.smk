@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from neuroneval.concepteval.sources import perturbable_lm_spec
 from neuroneval.external.config import model_files
 from neuroneval.external.own import custom_models
 from neuroneval.pipeline.code_deps import StepVersions
@@ -675,10 +676,15 @@ def concepteval_sources(wildcards):
 
 
 def concepteval_model_spec(wildcards):
-    """The resolved external.models spec of an external LM (None for an embedded one)."""
+    """The resolved spec of an LM of external.models as concepteval reads it (None for an embedded one): a
+    transformers_lm as declared, a family: custom model_dir LM as a transformers_lm of its folder.
+    """
     if wildcards.lm not in CONCEPTEVAL_CORPUS:
         return None
-    return externals.model_spec(EXTERNAL, wildcards.lm)
+    return perturbable_lm_spec(
+        externals.model_spec(EXTERNAL, wildcards.lm),
+        key=f"concepteval.corpus.{wildcards.lm}",
+    )
 
 
 def concepteval_planted(wildcards):

@@ -31,11 +31,11 @@ class TokenSource:
 def load_token_source(*, model: str | Path, world: str | Path | None = None, model_spec: Mapping | None = None,
                       tokens: str | Path | None = None, vocabulary: str | Path | None = None) -> TokenSource:
     """The embedded text world ``world`` and LM ``model``, or — when ``model_spec`` is set — an LM of
-    ``external.models`` that concepteval can perturb (:func:`lm_loader_spec`: a ``transformers_lm`` of the paper
-    profile or a ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with
-    ``neuroneval.models.loaders``, and the token stream of its corpus (``tokens``, ``vocabulary``: rule
-    ``external_text_dataset`` for a ``kind: text`` dataset, ``external_corpus_stream`` for a ``kind: corpus`` one).
-    The default window length is the spec's ``context_length``, else the model's positions."""
+    ``external.models`` as :func:`perturbable_lm_spec` gives it (a ``transformers_lm`` of the paper profile, or a
+    ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with ``neuroneval.models.loaders``, and
+    the token stream of its corpus (``tokens``, ``vocabulary``: rule ``external_text_dataset`` for a ``kind: text``
+    dataset, ``external_corpus_stream`` for a ``kind: corpus`` one). The default window length is the spec's
+    ``context_length``, else the model's positions."""
     if not model_spec:
         from neuroneval.models.lm import load_lm
         from neuroneval.worlds.text import EOS_ID, UNK_ID, load_text_world
@@ -48,6 +48,7 @@ def load_token_source(*, model: str | Path, world: str | Path | None = None, mod
                             int(text_world.topic_mixture.shape[1])))
     import json
 
+    from neuroneval.external.config import loader_spec
     from neuroneval.models.loaders import load_model
 
     stream = json.loads(Path(vocabulary).read_text())
@@ -55,7 +56,7 @@ def load_token_source(*, model: str | Path, world: str | Path | None = None, mod
     if not exclude:
         raise ValueError(f"concepteval: the corpus's tokenizer ({vocabulary}) has no special token to replace "
                          "ablated tokens with")
-    lm = load_model(lm_loader_spec(model_spec)).module.eval()
+    lm = load_model(loader_spec(model_spec)).module.eval()
     if len(stream["vocabulary"]) != int(lm.config.vocab_size):
         raise ValueError(f"concepteval: the corpus was cut with {stream['tokenizer_model']}'s tokenizer "
                          f"({len(stream['vocabulary'])} tokens), the model has {lm.config.vocab_size}")
@@ -64,28 +65,30 @@ def load_token_source(*, model: str | Path, world: str | Path | None = None, mod
                        int(model_spec.get("context_length") or positions or 0), None)
 
 
-def lm_loader_spec(model_spec: Mapping[str, Any], *, key: str = "model_spec") -> dict[str, Any]:
-    """The ``load_model`` spec of an LM of ``external.models`` that concepteval can perturb — the one place that
-    says which ones it can: a ``family: transformers_lm`` model as declared (without the keys only neuroneval
-    reads), or a ``family: custom`` model with ``model_dir`` (a ``save_pretrained`` transformers causal LM and its
-    tokenizer, docs/your_lm.md), read as a ``transformers_lm`` of that folder. :mod:`.lm_split` then finds its blocks
-    (GPT-2's ``transformer.h``, GPT-NeoX's ``gpt_neox.layers``).
+def perturbable_lm_spec(model_spec: Mapping[str, Any], *, key: str) -> dict[str, Any]:
+    """The spec of an LM of ``external.models`` (paths resolved) as concepteval reads it — the one place that says
+    which LMs it can perturb: a ``family: transformers_lm`` model as declared, or a ``family: custom`` model with
+    ``model_dir`` (a ``save_pretrained`` transformers causal LM and its tokenizer, docs/your_lm.md) as a
+    ``transformers_lm`` of that folder. :func:`load_token_source` loads either; :mod:`.lm_split` then finds its
+    blocks (GPT-2's ``transformer.h``, GPT-NeoX's ``gpt_neox.layers``). The workflow passes this spec to the rules
+    (``concepteval_model_spec``), and the params check asks it too.
 
     Raises ``ValueError`` naming ``key`` for any other model: a custom ``factory``, TorchScript or ``torch.export``
     model is an opaque module whose blocks and token embeddings concepteval cannot address.
 
-    >>> lm_loader_spec({"family": "custom", "model_dir": "/models/tiny-gpt2", "sae": {"transformer.h.0": "sae"}})
-    {'family': 'transformers_lm', 'model_dir': '/models/tiny-gpt2'}
+    >>> perturbable_lm_spec({"family": "custom", "model_dir": "/m/tiny-gpt2", "sae": {"transformer.h.0": "sae"}},
+    ...                     key="concepteval.corpus.tiny_gpt2")
+    {'family': 'transformers_lm', 'model_dir': '/m/tiny-gpt2'}
     """
-    from neuroneval.external.config import LANGUAGE_FAMILIES, loader_spec
-    from neuroneval.external.own import CUSTOM_FAMILY
+    from neuroneval.external.config import LANGUAGE_FAMILIES
+    from neuroneval.external.own import CUSTOM_FAMILY, CUSTOM_SOURCES
 
     family = model_spec.get("family")
     if family in LANGUAGE_FAMILIES:
-        return loader_spec(model_spec)
+        return dict(model_spec)
     if family == CUSTOM_FAMILY and model_spec.get("model_dir"):
         return {"family": LANGUAGE_FAMILIES[0], "model_dir": str(model_spec["model_dir"])}
-    sources = [name for name in ("factory", "torchscript", "torch_export") if model_spec.get(name)]
+    sources = [name for name in CUSTOM_SOURCES if model_spec.get(name)]
     what = f"a family {CUSTOM_FAMILY} model of {sources} without model_dir" if family == CUSTOM_FAMILY else \
         f"a model of family {family!r}"
     raise ValueError(f"{key}: concepteval perturbs a transformers causal LM (family {LANGUAGE_FAMILIES[0]}, or family "

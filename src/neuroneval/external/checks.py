@@ -191,13 +191,13 @@ def concepteval_lm_problems(config: Mapping[str, Any]) -> list[str]:
 
     Each LM of ``concepteval.models`` that is declared in ``external.models`` needs its corpus in
     ``concepteval.corpus``; each entry ``concepteval.corpus.<lm>: <dataset>`` needs an LM that concepteval can
-    perturb (:func:`neuroneval.concepteval.sources.lm_loader_spec`: ``family: transformers_lm`` or ``family:
+    perturb (:func:`neuroneval.concepteval.sources.perturbable_lm_spec`: ``family: transformers_lm`` or ``family:
     custom`` with ``model_dir``) and a ``kind: text`` or ``kind: corpus`` dataset of ``external.datasets``. A user's
     corpus has none of the embedded text world's planted concepts, so a probe family that ``family_set: all``
     would build (``concepteval.families.probe``) is refused while such an LM is studied. Every problem names its
     key; LMs named nowhere are :mod:`neuroneval.pipeline.params_check`'s to report.
     """
-    from neuroneval.concepteval.sources import lm_loader_spec
+    from neuroneval.concepteval.sources import perturbable_lm_spec
     from neuroneval.external.config import text_datasets
 
     external = external_block(config)
@@ -214,7 +214,7 @@ def concepteval_lm_problems(config: Mapping[str, Any]) -> list[str]:
             problems.append(f"{key}: {name!r} is not declared in external.models ({sorted(models)})")
         else:
             try:
-                lm_loader_spec(models[name], key=key)
+                perturbable_lm_spec(models[name], key=key)
             except ValueError as error:
                 problems.append(str(error))
         if dataset not in readable:
