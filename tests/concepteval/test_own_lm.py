@@ -1,6 +1,6 @@
 """concepteval on your own LM (docs/your_lm.md §6): a ``family: custom`` model with ``model_dir`` is read by the same
-loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.concepteval.sources.perturbable_lm_spec`), on
-the token stream of a ``kind: corpus`` dataset (:func:`neuroneval.external.corpus.corpus_token_stream`).
+loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.external.config.perturbable_lm_spec`), on the
+token stream of a ``kind: corpus`` dataset (:func:`neuroneval.external.corpus.corpus_token_stream`).
 
 The oracle of the faithfulness test is a GPT-2 forward written out here from its equations (layer norms, causal
 attention, the tanh GeLU MLP, tied unembedding), with the concept's ablation h' = h − (vᵀh + b)/(vᵀv)·v (paper 004
@@ -20,10 +20,11 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from neuroneval.concepteval.benchmark import MeasureOptions, cut_windows, measure_run
 from neuroneval.concepteval.concepts import LinearConcept
-from neuroneval.concepteval.sources import load_token_source, perturbable_lm_spec
-from neuroneval.external.checks import concepteval_lm_problems
+from neuroneval.concepteval.sources import load_token_source
+from neuroneval.external.config import perturbable_lm_spec
 from neuroneval.external.corpus import corpus_token_stream
 from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
+from neuroneval.pipeline.params_check import concepteval_lm_problems
 
 WORDS = ["the", "a", "cat", "dog", "bird", "sat", "ran", "on", "under", "mat", "tree", "red", "blue", "3", "7"]
 VOCABULARY = [EOS_TOKEN, UNK_TOKEN, *WORDS]

@@ -1,6 +1,5 @@
 from pathlib import Path
 
-from neuroneval.concepteval.sources import perturbable_lm_spec
 from neuroneval.external.config import model_files
 from neuroneval.external.own import custom_models
 from neuroneval.pipeline.code_deps import StepVersions
@@ -681,7 +680,7 @@ def concepteval_model_spec(wildcards):
     """
     if wildcards.lm not in CONCEPTEVAL_CORPUS:
         return None
-    return perturbable_lm_spec(
+    return externals.perturbable_lm_spec(
         externals.model_spec(EXTERNAL, wildcards.lm),
         key=f"concepteval.corpus.{wildcards.lm}",
     )

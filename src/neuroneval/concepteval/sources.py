@@ -31,11 +31,11 @@ class TokenSource:
 def load_token_source(*, model: str | Path, world: str | Path | None = None, model_spec: Mapping | None = None,
                       tokens: str | Path | None = None, vocabulary: str | Path | None = None) -> TokenSource:
     """The embedded text world ``world`` and LM ``model``, or — when ``model_spec`` is set — an LM of
-    ``external.models`` as :func:`perturbable_lm_spec` gives it (a ``transformers_lm`` of the paper profile, or a
-    ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with ``neuroneval.models.loaders``, and
-    the token stream of its corpus (``tokens``, ``vocabulary``: rule ``external_text_dataset`` for a ``kind: text``
-    dataset, ``external_corpus_stream`` for a ``kind: corpus`` one). The default window length is the spec's
-    ``context_length``, else the model's positions."""
+    ``external.models`` as :func:`neuroneval.external.config.perturbable_lm_spec` gives it (a ``transformers_lm``
+    of the paper profile, or a ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with
+    ``neuroneval.models.loaders``, and the token stream of its corpus (``tokens``, ``vocabulary``: rule
+    ``external_text_dataset`` for a ``kind: text`` dataset, ``external_corpus_stream`` for a ``kind: corpus`` one).
+    The default window length is the spec's ``context_length``, else the model's positions."""
     if not model_spec:
         from neuroneval.models.lm import load_lm
         from neuroneval.worlds.text import EOS_ID, UNK_ID, load_text_world
@@ -63,36 +63,6 @@ def load_token_source(*, model: str | Path, world: str | Path | None = None, mod
     positions = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", 0)
     return TokenSource(lm, np.load(tokens), list(stream["vocabulary"]), None, exclude[0], exclude,
                        int(model_spec.get("context_length") or positions or 0), None)
-
-
-def perturbable_lm_spec(model_spec: Mapping[str, Any], *, key: str) -> dict[str, Any]:
-    """The spec of an LM of ``external.models`` (paths resolved) as concepteval reads it — the one place that says
-    which LMs it can perturb: a ``family: transformers_lm`` model as declared, or a ``family: custom`` model with
-    ``model_dir`` (a ``save_pretrained`` transformers causal LM and its tokenizer, docs/your_lm.md) as a
-    ``transformers_lm`` of that folder. :func:`load_token_source` loads either; :mod:`.lm_split` then finds its
-    blocks (GPT-2's ``transformer.h``, GPT-NeoX's ``gpt_neox.layers``). The workflow passes this spec to the rules
-    (``concepteval_model_spec``), and the params check asks it too.
-
-    Raises ``ValueError`` naming ``key`` for any other model: a custom ``factory``, TorchScript or ``torch.export``
-    model is an opaque module whose blocks and token embeddings concepteval cannot address.
-
-    >>> perturbable_lm_spec({"family": "custom", "model_dir": "/m/tiny-gpt2", "sae": {"transformer.h.0": "sae"}},
-    ...                     key="concepteval.corpus.tiny_gpt2")
-    {'family': 'transformers_lm', 'model_dir': '/m/tiny-gpt2'}
-    """
-    from neuroneval.external.config import LANGUAGE_FAMILIES
-    from neuroneval.external.own import CUSTOM_FAMILY, CUSTOM_SOURCES
-
-    family = model_spec.get("family")
-    if family in LANGUAGE_FAMILIES:
-        return dict(model_spec)
-    if family == CUSTOM_FAMILY and model_spec.get("model_dir"):
-        return {"family": LANGUAGE_FAMILIES[0], "model_dir": str(model_spec["model_dir"])}
-    sources = [name for name in CUSTOM_SOURCES if model_spec.get(name)]
-    what = f"a family {CUSTOM_FAMILY} model of {sources} without model_dir" if family == CUSTOM_FAMILY else \
-        f"a model of family {family!r}"
-    raise ValueError(f"{key}: concepteval perturbs a transformers causal LM (family {LANGUAGE_FAMILIES[0]}, or family "
-                     f"{CUSTOM_FAMILY} with model_dir), not {what}")
 
 
 def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
