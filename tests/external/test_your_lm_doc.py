@@ -1,6 +1,7 @@
 """docs/your_lm.md runs as written: its python block saved as ``mylm.py``, then its bash blocks in order, in a copy
 of the workflow (the tiny params underneath the page's overlay). What it writes is checked against references
-computed here: the tokens of the corpus, the SAE encoder applied by hand, and the tables the workflow imported."""
+computed here: the tokens of the corpus, the SAE encoder applied by hand, the tables the workflow imported, and
+concepteval's token stream and tables on the custom LM (§6)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def test_the_page_has_its_model_script_and_commands() -> None:
     assert any("neuroneval concepts tokens" in block for block in bash_blocks)
     assert any("snakemake --cores" in block for block in bash_blocks)
     assert any("kind: corpus" in block and "sae: {transformer.h.0: sae}" in block for block in bash_blocks)
+    assert any("corpus: {tiny_gpt2: lm_corpus}" in block and "results/concepteval/" in block for block in bash_blocks)
     assert "[your_lm.md](your_lm.md)" in (ROOT / "docs" / "your_model.md").read_text()
 
 
@@ -110,3 +112,22 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
     sanity = {name: pd.read_csv(workspace / f"results/sanity/experimental/{name}.csv").drop(columns="setting")
               for name in ("corpus_sae", "lm_sae")}
     pd.testing.assert_frame_equal(sanity["corpus_sae"], sanity["lm_sae"])
+
+    # §6: concepteval on the custom LM reads the corpus as one stream (each document's tokens, then <eos>) and
+    # builds its tables for the paper's families; the retest run reads the same windows, so r = 1 where defined
+    stream = np.load(workspace / "data/external/lm_corpus/tokens.npy")
+    tokens = pd.read_csv(workspace / "data/external/lm_corpus/tokens.csv", keep_default_na=False)
+    eos = json.loads((workspace / "data/external/lm_corpus/vocabulary.json").read_text())["exclude"][0]
+    by_document = [[*group.sort_values("position")["token_id"], eos] for _, group in tokens.groupby("document")]
+    assert stream.tolist() == [token for document in by_document for token in document]
+    card = pd.read_csv(workspace / "data/concepteval/tiny_gpt2/concepts.csv")
+    assert card["family"].value_counts()["neuron"] == 6 and set(card["family"]) == {"neuron", "sae"}
+    measures = pd.read_csv(workspace / "results/concepteval/measures.csv")
+    assert set(measures["model"]) == {"tiny_gpt2"} and set(measures["run"]) == {"test", "retest"}
+    neurons = measures[(measures["family"] == "neuron") & measures["measure"].str.match("GRAD-|ABL-")]
+    assert neurons["measure"].nunique() == 7 and np.isfinite(neurons["value"]).all()
+    reliability = pd.read_csv(workspace / "results/concepteval/reliability.csv")
+    retest = reliability[(reliability["statistic"] == "pearson") & reliability["measure"].str.match("ABL-")]
+    np.testing.assert_allclose(retest["value"], 1.0, atol=1e-9)
+    validity = pd.read_csv(workspace / "results/concepteval/validity.csv")
+    assert (validity.loc[validity["criterion"].isin(["planted", "alignment"]), "n_concepts"] == 0).all()

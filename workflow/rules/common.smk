@@ -669,7 +669,8 @@ def explain_crowd_pages_inputs(wildcards):
 # Concept evaluation, paper 004 (workflow/rules/concepteval.smk)
 CONCEPTEVAL = config.get("concepteval") or {}
 CONCEPTEVAL_MODELS = list(CONCEPTEVAL.get("models") or [])
-# LM -> the external text dataset it reads (paper profile); the others are embedded LMs on the text world
+# LM of external.models -> the text or corpus dataset it reads (paper profile, your own LM); the others are embedded
+# LMs on the text world
 CONCEPTEVAL_CORPUS = dict(CONCEPTEVAL.get("corpus") or {})
 if set(CONCEPTEVAL_MODELS) - set(LANGUAGE_MODELS) - set(CONCEPTEVAL_CORPUS):
     raise ValueError(
@@ -686,7 +687,8 @@ CONCEPTEVAL_WINDOWS = {
 
 
 def concepteval_sources(wildcards):
-    """The embedded LM and text world, or an external checkpoint and its corpus's token stream."""
+    """The embedded LM and text world, or an external LM and its corpus's token stream (the same files for a
+    kind: text dataset and a kind: corpus one)."""
     corpus = CONCEPTEVAL_CORPUS.get(wildcards.lm)
     if corpus is None:
         return {
@@ -701,10 +703,22 @@ def concepteval_sources(wildcards):
 
 
 def concepteval_model_spec(wildcards):
-    """The resolved external.models spec of an external LM (None for an embedded one)."""
+    """The resolved spec of an LM of external.models as concepteval reads it (None for an embedded one): a
+    transformers_lm as declared, a family: custom model_dir LM as a transformers_lm of its folder.
+    """
     if wildcards.lm not in CONCEPTEVAL_CORPUS:
         return None
-    return externals.model_spec(EXTERNAL, wildcards.lm)
+    return externals.perturbable_lm_spec(
+        externals.model_spec(EXTERNAL, wildcards.lm),
+        key=f"concepteval.corpus.{wildcards.lm}",
+    )
+
+
+def concepteval_planted(wildcards):
+    """The planted concepts whose labels the windows carry: none on a user's corpus, which has none."""
+    if wildcards.lm in CONCEPTEVAL_CORPUS:
+        return None
+    return (CONCEPTEVAL.get("families", {}).get("probe") or {}).get("planted")
 
 
 # Neuron viewer (workflow/rules/viewer.smk)

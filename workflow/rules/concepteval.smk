@@ -25,7 +25,7 @@ rule concepteval_hidden:
         site=CONCEPTEVAL.get("site"),
         windows=CONCEPTEVAL_WINDOWS,
         runs=CONCEPTEVAL.get("runs"),
-        planted=(CONCEPTEVAL.get("families", {}).get("probe") or {}).get("planted"),
+        planted=concepteval_planted,
     script:
         "../scripts/step.py"
 

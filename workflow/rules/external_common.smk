@@ -194,6 +194,15 @@ def corpus_dataset_files(wildcards):
     return corpus.corpus_inputs(EXTERNAL, wildcards.corpus_dataset)
 
 
+def corpus_stream_spec(wildcards):
+    return corpus.corpus_stream_spec(EXTERNAL, wildcards.corpus_dataset)
+
+
+def corpus_stream_files(wildcards):
+    spec = corpus_stream_spec(wildcards)
+    return [spec["text"], spec["model_dir"]]
+
+
 def corpus_sae_folder(wildcards):
     return corpus.sae_folder(EXTERNAL, wildcards.custom_model, wildcards.layer)
 

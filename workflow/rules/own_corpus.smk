@@ -1,5 +1,6 @@
 # Your own language model (docs/your_lm.md): a kind: corpus dataset tokenized by its tokenizer_model, and a
-# family: custom transformers LM (and, for a layer <layer>.sae, its SAE) recorded on it per token.
+# family: custom transformers LM (and, for a layer <layer>.sae, its SAE) recorded on it per token; the corpus as one
+# token stream for concepteval (concepteval.corpus).
 
 
 wildcard_constraints:
@@ -47,5 +48,22 @@ rule external_corpus_activations:
         model=custom_model_spec,
         sae=corpus_sae_folder,
         runtime=EXTERNAL_RUNTIME,
+    script:
+        "../scripts/step.py"
+
+
+rule external_corpus_stream:
+    input:
+        corpus_stream_files,
+    output:
+        tokens="data/external/{corpus_dataset}/tokens.npy",
+        vocabulary="data/external/{corpus_dataset}/vocabulary.json",
+    log:
+        "logs/external/{corpus_dataset}_stream.log",
+    conda:
+        "../../environment.yml"
+    params:
+        step=step_version("external_corpus_stream"),
+        dataset=corpus_stream_spec,
     script:
         "../scripts/step.py"

@@ -30,9 +30,12 @@ class TokenSource:
 
 def load_token_source(*, model: str | Path, world: str | Path | None = None, model_spec: Mapping | None = None,
                       tokens: str | Path | None = None, vocabulary: str | Path | None = None) -> TokenSource:
-    """The embedded text world ``world`` and LM ``model``, or — when ``model_spec`` is set (the paper profile) — a
-    transformers checkpoint loaded with ``neuroneval.models.loaders`` and the token stream of the rule
-    ``external_text_dataset`` (``tokens``, ``vocabulary``)."""
+    """The embedded text world ``world`` and LM ``model``, or — when ``model_spec`` is set — an LM of
+    ``external.models`` as :func:`neuroneval.external.config.perturbable_lm_spec` gives it (a ``transformers_lm``
+    of the paper profile, or a ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with
+    ``neuroneval.models.loaders``, and the token stream of its corpus (``tokens``, ``vocabulary``: rule
+    ``external_text_dataset`` for a ``kind: text`` dataset, ``external_corpus_stream`` for a ``kind: corpus`` one).
+    The default window length is the spec's ``context_length``, else the model's positions."""
     if not model_spec:
         from neuroneval.models.lm import load_lm
         from neuroneval.worlds.text import EOS_ID, UNK_ID, load_text_world
@@ -57,8 +60,9 @@ def load_token_source(*, model: str | Path, world: str | Path | None = None, mod
     if len(stream["vocabulary"]) != int(lm.config.vocab_size):
         raise ValueError(f"concepteval: the corpus was cut with {stream['tokenizer_model']}'s tokenizer "
                          f"({len(stream['vocabulary'])} tokens), the model has {lm.config.vocab_size}")
+    positions = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", 0)
     return TokenSource(lm, np.load(tokens), list(stream["vocabulary"]), None, exclude[0], exclude,
-                       int(model_spec.get("context_length") or 0), None)
+                       int(model_spec.get("context_length") or positions or 0), None)
 
 
 def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:

@@ -16,6 +16,9 @@ transformers LM (``model_dir``), optionally through an SAE (docs/your_lm.md).
   :func:`neuroneval.activations.record.record_files`, the same code as ``neuroneval record --text``, and refuses a
   ``tokens.csv`` that differs from the dataset's. ``known_concepts`` (``unit,concept``) joins the
   ``unit_concepts`` of the recorded tables, the truth of ``truth: {method: known}``.
+- concepteval (paper 004; ``concepteval.corpus: {<custom model>: <corpus dataset>}``) reads the whole corpus as one
+  token stream of the tokenizer model, :func:`corpus_token_stream` (rule ``external_corpus_stream``), and perturbs
+  the model itself (:func:`neuroneval.external.config.perturbable_lm_spec`).
 
 Problems (a tokenizer model that is not a transformers folder, a ``.sae`` layer without an SAE, an unreadable rules
 file, a missing path) are collected by :func:`corpus_setting_problems` and :func:`corpus_file_keys`, called by
@@ -69,6 +72,15 @@ def corpus_inputs(external: Mapping[str, Any], dataset: str) -> list[str]:
     return files + ([spec["known_concepts"]] if spec.get("known_concepts") else [])
 
 
+def corpus_stream_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any]:
+    """What a corpus dataset's token stream (:func:`corpus_token_stream`) reads, resolved: ``text``,
+    ``tokenizer_model`` and its ``model_dir``, ``text_column`` if set; its rules and recording options are left
+    out, so changing them does not rebuild the stream (nor concepteval's runs on it)."""
+    spec = corpus_spec(external, dataset)
+    keys = ("text", "tokenizer_model", "model_dir", "text_column")
+    return {key: spec[key] for key in keys if spec.get(key) is not None}
+
+
 def record_options(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The :class:`~neuroneval.activations.record.RecordOptions` fields a corpus spec sets."""
     return {key: spec[key] for key in CORPUS_RECORD_KEYS if spec.get(key) is not None}
@@ -103,16 +115,10 @@ def corpus_tokens(spec: Mapping[str, Any], *, batch_size: int = 64) -> pd.DataFr
     """The ``tokens.csv`` rows of a corpus dataset, from its tokenizer alone (the model is not run): the same rows
     ``neuroneval record --text`` writes with the same ``context_length`` (default: the model config's positions),
     ``max_positions``, ``position_sampling`` and ``seed``."""
-    import transformers
-
     from neuroneval.activations.record_inputs import text_source
 
     model_dir = spec["model_dir"]
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        config = transformers.AutoConfig.from_pretrained(model_dir, local_files_only=True)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{model_dir}: not a transformers folder with a tokenizer ({error})") from error
+    tokenizer, config = corpus_tokenizer(model_dir)
     longest = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
     options = record_options(spec)
     context_length = options.get("context_length") or longest
@@ -123,6 +129,43 @@ def corpus_tokens(spec: Mapping[str, Any], *, batch_size: int = 64) -> pd.DataFr
                          position_sampling=options.get("position_sampling", "random"), seed=options.get("seed", 0),
                          text_column=options.get("text_column", "text"))
     return pd.concat([batch.side_tables["tokens"] for batch in source.batches()], ignore_index=True)
+
+
+def corpus_tokenizer(model_dir: str | Path) -> tuple[Any, Any]:
+    """The tokenizer and config of the transformers folder ``model_dir`` (local files only); raises ``ValueError``
+    naming the folder when it has none."""
+    import transformers
+
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        config = transformers.AutoConfig.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{model_dir}: not a transformers folder with a tokenizer ({error})") from error
+    return tokenizer, config
+
+
+def corpus_token_stream(spec: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A corpus dataset as one token stream, what concepteval reads (docs/concepteval.md; the files of a ``kind:
+    text`` dataset: ``tokens.npy``, ``vocabulary.json``).
+
+    Every document of ``text`` (:func:`neuroneval.activations.record_inputs.read_documents`: a ``.txt`` line, a
+    file of a folder, a row of a ``datasets`` folder) is tokenized by the tokenizer of ``tokenizer_model`` (its
+    ``model_dir``) and followed by the tokenizer's end-of-text token
+    (:func:`neuroneval.external.text_datasets.token_stream`); the whole corpus is kept: ``max_positions`` and
+    ``position_sampling`` choose recorded positions, not the stream. Returns the ids (an int64 array) and the
+    vocabulary record ``{tokenizer_model, exclude, vocabulary}``: the special token ids (never in a pattern; the
+    first replaces ablated tokens) and the token strings by id, padded to the model's ``vocab_size``.
+    """
+    import sys
+
+    from neuroneval.activations.record_inputs import read_documents
+    from neuroneval.external.text_datasets import special_token_ids, token_stream, tokenizer_vocabulary
+
+    tokenizer, config = corpus_tokenizer(spec["model_dir"])
+    documents = read_documents(spec["text"], text_column=spec.get("text_column") or "text")
+    tokens = token_stream(documents, tokenizer, max_tokens=sys.maxsize)
+    return tokens, {"tokenizer_model": spec["tokenizer_model"], "exclude": special_token_ids(tokenizer),
+                    "vocabulary": tokenizer_vocabulary(tokenizer, int(config.vocab_size))}
 
 
 def corpus_concept_table(tokens_file: str | Path, spec: Mapping[str, Any], *,

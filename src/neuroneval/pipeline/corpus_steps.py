@@ -1,5 +1,6 @@
 """Workflow steps of your own language model (``workflow/rules/own_corpus.smk``): a ``kind: corpus`` dataset's
-tokens and concepts, and a ``family: custom`` transformers LM (and its SAE) recorded on it per token.
+tokens and concepts (and its token stream, which concepteval reads), and a ``family: custom`` transformers LM (and its
+SAE) recorded on it per token.
 
 One function per rule, each taking a :class:`~neuroneval.pipeline.runner.StepIO`; the library code is
 :mod:`neuroneval.external.corpus`. Params arrive resolved: absolute paths.
@@ -46,3 +47,18 @@ def external_corpus_activations(job: StepIO) -> None:
     io.write_activation_table(output, frame, metadata=metadata)
     print(json.dumps({"layer": job.wildcards.layer, "units": frame.shape[1] - 1, "inputs": len(frame),
                       "units_with_known_concepts": len(metadata["unit_concepts"])}))
+
+
+def external_corpus_stream(job: StepIO) -> None:
+    """``tokens.npy`` and ``vocabulary.json`` of a corpus dataset: the whole corpus as one token stream of its
+    tokenizer model, what concepteval reads (the files rule ``external_text_dataset`` writes for a text dataset)."""
+    import numpy as np
+
+    from neuroneval.external.corpus import corpus_token_stream
+
+    tokens, vocabulary = corpus_token_stream(job.params.dataset)
+    with io.atomic_path(Path(job.output.tokens)) as temporary, open(temporary, "wb") as handle:
+        np.save(handle, tokens)
+    io.write_json(job.output.vocabulary, vocabulary)
+    print(json.dumps({"dataset": job.wildcards.corpus_dataset, "tokens": int(tokens.size),
+                      "vocabulary": len(vocabulary["vocabulary"]), "exclude": vocabulary["exclude"]}))

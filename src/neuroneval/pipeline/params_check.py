@@ -446,20 +446,56 @@ def _section_problems(config: Mapping[str, Any]) -> list[str]:
     from neuroneval.external.own import cosy_problems, crowd_media_problems
 
     problems += cosy_problems(config) + corpus_cosy_problems(config) + crowd_media_problems(config)
-    external = externals.external_block(config)
     corpus = _lookup(config, ("concepteval", "corpus")) or {}
     language = [*(models.get("language") or {}), *corpus]
+    external_models = externals.external_block(config).get("models") or {}
     problems += [_unknown(f"concepteval.models{suffix}", name, "a model of models.language or concepteval.corpus",
                           language)
-                 for suffix, name in _names(_lookup(config, ("concepteval", "models"))) if name not in language]
-    external_lms, text_datasets = externals.language_models(external), externals.text_datasets(external)
-    for model, dataset in corpus.items():
-        if model not in external_lms:
-            problems.append(_unknown(f"concepteval.corpus.{model}", model, "a transformers_lm model of "
-                                     "external.models", external_lms))
-        if dataset not in text_datasets:
-            problems.append(_unknown(f"concepteval.corpus.{model}", dataset, "a text dataset of external.datasets",
-                                     text_datasets))
+                 for suffix, name in _names(_lookup(config, ("concepteval", "models")))
+                 if name not in language and name not in external_models]
+    problems += concepteval_lm_problems(config)
+    return problems
+
+
+def concepteval_lm_problems(config: Mapping[str, Any]) -> list[str]:
+    """What concepteval's LMs of ``external.models`` lack (paper profile, your own LM; docs/concepteval.md).
+
+    Each LM of ``concepteval.models`` that is declared in ``external.models`` needs its corpus in
+    ``concepteval.corpus``; each entry ``concepteval.corpus.<lm>: <dataset>`` needs an LM that concepteval can
+    perturb (:func:`neuroneval.external.config.perturbable_lm_spec`: ``family: transformers_lm`` or ``family:
+    custom`` with ``model_dir``) and a ``kind: text`` or ``kind: corpus`` dataset of ``external.datasets``. A user's
+    corpus has none of the embedded text world's planted concepts, so a probe family that ``family_set: all``
+    would build (``concepteval.families.probe``) is refused while such an LM is studied. Every problem names its
+    key; LMs named nowhere are reported by :func:`_section_problems`.
+    """
+    from neuroneval.external.corpus import corpus_datasets
+
+    external = externals.external_block(config)
+    concepteval = config.get("concepteval") or {}
+    corpus_of = concepteval.get("corpus") or {}
+    models = external.get("models") or {}
+    problems = [f"concepteval.corpus: {name!r} of concepteval.models is a model of external.models without a "
+                f"corpus: add concepteval.corpus.{name}: <a kind: text or kind: corpus dataset of external.datasets>"
+                for name in concepteval.get("models") or [] if name in models and name not in corpus_of]
+    readable = [*externals.text_datasets(external), *corpus_datasets(external)]
+    for name, dataset in corpus_of.items():
+        key = f"concepteval.corpus.{name}"
+        if name not in models:
+            problems.append(f"{key}: {name!r} is not declared in external.models ({sorted(models)})")
+        else:
+            try:
+                externals.perturbable_lm_spec(models[name], key=key)
+            except ValueError as error:
+                problems.append(str(error))
+        if dataset not in readable:
+            problems.append(f"{key}: {dataset!r} is not a kind: text or kind: corpus dataset of external.datasets "
+                            f"({sorted(readable)})")
+    studied = [name for name in concepteval.get("models") or [] if name in corpus_of]
+    families = concepteval.get("families") or {}
+    if studied and concepteval.get("family_set", "all") == "all" and families.get("probe") is not None:
+        problems.append(f"concepteval.families.probe: probes are fitted to the embedded text world's planted "
+                        f"concepts, which the corpus of {studied} (concepteval.corpus) does not have; set "
+                        "concepteval.families.probe: null, or family_set: paper")
     return problems
 
 
