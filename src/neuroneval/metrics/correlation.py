@@ -26,7 +26,7 @@ from neuroneval.metrics.features import (
 
 def reference_factor(ctx: Context, size: int) -> float:
     """The authors' Pearson carries a factor (n−1)/n (a biased covariance over unbiased deviations)."""
-    return (size - 1) / size if ctx.params.ties == "reference" else 1.0
+    return ctx.ties.pearson_factor(size)
 
 
 def _finish(ctx: Context, products: Any) -> Any:
@@ -49,7 +49,7 @@ def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
             return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_ranks(ctx)[rows])
         return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_rank_rows(ctx, rows))
 
-    if ctx.params.ties == "average" and chunk.is_binary():
+    if ctx.ties.binary_closed_forms and chunk.is_binary():
         return _finish(ctx, _binary_rank_products(ctx, chunk, pairing, units))
     scale = chunk.memo("inverse_rank_norms", lambda: inverse_norms(be, concept_centred_ranks(chunk), ctx.notes))
     return _finish(ctx, pairing.dot(units(), concept_centred_ranks(chunk)) * pairing.c(scale))

@@ -59,13 +59,13 @@ def _auc(ctx: Context, rank_sum: Any, positives: Any) -> Any:
     all of whose inputs are active under the ``at_least_kth`` top-α, or a c⁻ that lost every label).
     """
     pairs = positives * (ctx.n - positives)
-    reference = ctx.params.ties == "reference"
-    ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE_REFERENCE if reference else AUC_DEGENERATE)
-    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, 0.0 if reference else 0.5)
+    note = AUC_DEGENERATE if ctx.ties.degenerate_auc == 0.5 else AUC_DEGENERATE_REFERENCE
+    ctx.notes.check(ctx.be, pairs == 0, note)
+    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, ctx.ties.degenerate_auc)
 
 
 def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
-    if ctx.params.ties == "average" and chunk.is_binary():
+    if ctx.ties.binary_closed_forms and chunk.is_binary():
         tp, active, positives = confusion(ctx, chunk, pairing)
         fn, fp = active - tp, positives - tp
         tn = ctx.n - active - fp

@@ -11,7 +11,7 @@ import dataclasses
 import math
 import numbers
 
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics.ties import TIES, TieMode
 from neuroneval.options import Options, OptionsError, check_choice, check_fraction, check_range, check_text
 from neuroneval.sanity.perturb import SUBCLASS_RULES
 
@@ -144,7 +144,7 @@ class SanityOptions(Options):
 
     settings: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
-    ties: str = "average"
+    ties: TieMode = "average"
     tie_metrics: tuple[str, ...] = ()
     epsilon: float = 0.001
     pass_threshold: float = 0.9
