@@ -25,7 +25,7 @@ from neuroneval.external.own_images import ImagePreprocessing, build_images_data
 from neuroneval.figures.viewer import build_viewer
 from neuroneval.input_media import TokenInContext
 from neuroneval.options import OptionsError
-from neuroneval.pipeline.params_check import schema_problems
+from neuroneval.params.check import schema_problems
 from tests.workflow.conftest import ROOT
 
 SCHEMA = ROOT / "workflow" / "schemas" / "params.schema.yaml"
