@@ -261,8 +261,13 @@ def _tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing, *, rank: bool) -> A
 
 
 def correlation_tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """correlation_tr: Pearson (000 Eq. 6) on a top-and-random sample S_k of each unit's inputs,
+    Σ_{i∈S}(a − ā_S)(c − c̄_S) / √(Σ_{i∈S}(a − ā_S)² Σ_{i∈S}(c − c̄_S)²) (000 Sec. 4.3, Bills et al. 2023; the
+    sample: module docstring)."""
     return _tr(ctx, chunk, pairing, rank=False)
 
 
 def spearman_tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """spearman_tr: Spearman (000 Eq. A.9), Pearson of the ranks within a top-and-random sample S_k of each
+    unit's inputs (000 Sec. 4.3, Bricken et al. 2023; the sample: module docstring)."""
     return _tr(ctx, chunk, pairing, rank=True)
