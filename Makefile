@@ -92,11 +92,11 @@ pull: $(STAMP)
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m neuroneval.pipeline.share pull
 
 # Snakemake's report of whatever the build holds (after `make run`: Table 4; after every stage: every table, figure
-# and viewer page), one offline HTML file; REPORT=results/report.zip writes the zip form (neuroneval.pipeline.report).
+# and viewer page), one offline HTML file; REPORT=results/report.zip writes the zip form (neuroneval.snakemake_report).
 REPORT ?= results/report.html
 report: $(STAMP)
 	@$(UNLOCK) $(BIN)/snakemake
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m neuroneval.pipeline.report $(REPORT)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m neuroneval.snakemake_report $(REPORT)
 
 repro: $(STAMP)
 	@$(UNLOCK) $(BIN)/snakemake

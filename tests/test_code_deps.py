@@ -1,4 +1,4 @@
-"""neuroneval.pipeline.code_deps: which library code a script can run, and a version that follows exactly that code."""
+"""neuroneval.code_deps: which library code a script can run, and a version that follows exactly that code."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from neuroneval.pipeline.code_deps import CodeIndex, StepVersions, dvc_code_deps, pipeline_steps, snakefile_imports
+from neuroneval.code_deps.index import CodeIndex, snakefile_imports
+from neuroneval.code_deps.workflow import StepVersions, dvc_code_deps, pipeline_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""neuroneval.pipeline.params_check: every problem of the params found before a job runs, in one message by key
+"""neuroneval.params.check: every problem of the params found before a job runs, in one message by key
 path (issue 34: a typo used to keep a stale Table 4), duplicate keys, and key order that reruns nothing."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from neuroneval.pipeline.params_check import (
+from neuroneval.params.check import (
     ParamsError,
     canonical_config,
     check_params,

@@ -1,4 +1,4 @@
-"""``make report``'s targets (:mod:`neuroneval.pipeline.report`): the declared report files that exist, a job's
+"""``make report``'s targets (:mod:`neuroneval.snakemake_report`): the declared report files that exist, a job's
 files only when all of them exist; and the workflow's declarations: every result file is declared with a
 category and a caption file that exists, and every caption file is used."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from neuroneval.pipeline.report import report_command, report_targets, reported_patterns
+from neuroneval.snakemake_report import report_command, report_targets, reported_patterns
 
 ROOT = Path(__file__).resolve().parents[1]
 

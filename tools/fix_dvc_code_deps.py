@@ -1,4 +1,4 @@
-"""Rewrite each ``dvc.yaml`` stage's code deps in place to what ``neuroneval.pipeline.code_deps`` computes.
+"""Rewrite each ``dvc.yaml`` stage's code deps in place to what ``neuroneval.code_deps`` computes.
 
 Run from the repository root after adding a rule, a step or an import that a DVC stage can reach:
 ``python tools/fix_dvc_code_deps.py``. Data deps, params, outputs and comments are kept; only the lines of code
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from neuroneval.pipeline.code_deps import _is_code, dvc_stage_code
+from neuroneval.code_deps.workflow import _is_code, dvc_stage_code
 
 STAGE_LINE = re.compile(r"^  (\w+):\s*$")
 DEPS_LINE = re.compile(r"^    deps:\s*$")

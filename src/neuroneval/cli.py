@@ -95,7 +95,7 @@ from neuroneval.cli_flags import (
     positive_float,
     positive_int,
 )
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics.ties import TIES
 from neuroneval.record_cli import add_record_parser, run_record
 
 

@@ -23,7 +23,7 @@ from neuroneval.external.corpus import (
     sae_folder,
     sae_layer,
 )
-from neuroneval.pipeline.params_check import ParamsError, check_params
+from neuroneval.params.check import ParamsError, check_params
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow/schemas/params.schema.yaml"

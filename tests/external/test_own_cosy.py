@@ -19,7 +19,7 @@ from sklearn.metrics import roc_auc_score
 from neuroneval.cosy.activations import custom_units
 from neuroneval.cosy.prompts import fill_template
 from neuroneval.external.preprocess import ImagePreprocessing
-from neuroneval.pipeline.params_check import check_params
+from neuroneval.params.check import check_params
 from tests.external import own_model
 from tests.external.test_own_params import SCHEMA, own_params, problems_of
 from tests.external.test_own_setting import own_workspace

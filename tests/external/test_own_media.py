@@ -26,7 +26,7 @@ from neuroneval.external.preprocess import ImagePreprocessing
 from neuroneval.figures.viewer import build_viewer
 from neuroneval.input_media import TokenInContext
 from neuroneval.options import OptionsError
-from neuroneval.pipeline.params_check import schema_problems
+from neuroneval.params.check import schema_problems
 from tests.workflow.conftest import ROOT
 
 SCHEMA = ROOT / "workflow" / "schemas" / "params.schema.yaml"

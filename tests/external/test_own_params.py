@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from neuroneval.pipeline.params_check import ParamsError, check_params
+from neuroneval.params.check import ParamsError, check_params
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow/schemas/params.schema.yaml"

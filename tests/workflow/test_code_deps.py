@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from neuroneval.pipeline.code_deps import dvc_stage_code, expand_code_deps
+from neuroneval.code_deps.workflow import dvc_stage_code, expand_code_deps
 from tests.workflow.conftest import TINY_TARGETS, run_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_dvc_stages_depend_on_exactly_the_code_they_run() -> None:
     """Each stage's code deps in dvc.yaml = the Snakefile, common.smk, its rule files, the entry script, and the
-    library files their step functions and import lines can run (the closure of neuroneval.pipeline.code_deps);
+    library files their step functions and import lines can run (the closure of neuroneval.code_deps);
     nothing missing, nothing extra."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     problems = []
@@ -34,7 +34,7 @@ def test_dvc_stages_depend_on_exactly_the_code_they_run() -> None:
         if missing or extra:
             problems.append(f"stage {name}: missing {missing}, not needed {extra}")
         assert any(dep.endswith(".smk") and dep != "workflow/rules/common.smk" for dep in listed), name
-    assert not problems, ("\n".join(problems) + "\n`python -m neuroneval.pipeline.code_deps` prints the lists")
+    assert not problems, ("\n".join(problems) + "\n`python -m neuroneval.code_deps` prints the lists")
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ def png_width(path: Path) -> int:
 def report_workspace(built_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     workspace = tmp_path_factory.mktemp("report") / "repo"
     shutil.copytree(built_workspace, workspace, symlinks=True)  # timestamps and Snakemake's records kept
-    run_tool(["python", "-m", "neuroneval.pipeline.report"], workspace)
+    run_tool(["python", "-m", "neuroneval.snakemake_report"], workspace)
     return workspace
 
 

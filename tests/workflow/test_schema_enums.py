@@ -21,7 +21,7 @@ from neuroneval.cosy.options import GENERATOR_NAMES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
 from neuroneval.metrics import METRICS
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics.ties import TIES
 from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS
 from neuroneval.sanity.perturb import SUBCLASS_RULES
 

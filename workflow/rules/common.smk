@@ -2,8 +2,8 @@ from pathlib import Path
 
 from neuroneval.external.config import model_files
 from neuroneval.external.own import custom_models
-from neuroneval.pipeline.code_deps import StepVersions
-from neuroneval.pipeline.params_check import canonical_config, check_params
+from neuroneval.code_deps.workflow import StepVersions
+from neuroneval.params.check import canonical_config, check_params
 from neuroneval.pipeline.explain_steps import (
     LLM_METHODS,
     PSEUDO_METHODS,
@@ -50,7 +50,7 @@ config.update(_canonical_config)
 
 # Rules run workflow/scripts/step.py with `step=step_version("<step function>")` among their params, saying which
 # function of neuroneval.pipeline's *_steps.py modules runs, and a digest of the library code it can run
-# (neuroneval.pipeline.code_deps). Editing that code changes the param, and Snakemake's params trigger reruns the
+# (neuroneval.code_deps). Editing that code changes the param, and Snakemake's params trigger reruns the
 # job, and nothing else. The Snakefile checks that no rule forgets it. The entry script is part of every digest.
 step_version = StepVersions(
     script=Path(workflow.basedir) / "workflow" / "scripts" / "step.py"

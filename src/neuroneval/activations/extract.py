@@ -9,6 +9,7 @@ output layers computed from the model's logits:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,8 @@ from neuroneval.io import ID_COLUMN
 from neuroneval.progress import progress_bar
 
 OUTPUT_LAYERS = ("logits", "softmax")
-POOLINGS = ("mean", "max")
+Pooling = Literal["mean", "max"]
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 
 
 def pool(output: torch.Tensor, pooling: str) -> torch.Tensor:

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from neuroneval import __version__, io
-from neuroneval.activations.extract import OUTPUT_LAYERS, POOLINGS, pool
+from neuroneval.activations.extract import OUTPUT_LAYERS, POOLINGS, Pooling, pool
 from neuroneval.activations.record_inputs import (
     InputBatch,
     InputSource,
@@ -79,7 +79,7 @@ class RecordOptions(Options):
     """
 
     layers: tuple[str, ...] = ()
-    pooling: Literal["mean", "max"] = "mean"
+    pooling: Pooling = "mean"
     batch_size: int = 32
     device: str = "cpu"
     max_positions: int | None = None

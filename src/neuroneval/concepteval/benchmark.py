@@ -25,6 +25,7 @@ from neuroneval.concepteval.concepts import (
 from neuroneval.concepteval.faithfulness import FaithfulnessOptions, aggregate, position_differences
 from neuroneval.concepteval.lm_split import (
     SITES,
+    Site,
     concept_activation_function,
     site_activations,
     split_lm,
@@ -40,6 +41,7 @@ from neuroneval.concepteval.protocol import (
     RETEST_MODES,
     RUNS,
     SUBSET_ALL,
+    RetestMode,
     family_of,
     studied_families,
 )
@@ -74,7 +76,7 @@ def cut_windows(n_tokens: int, length: int) -> np.ndarray:
 
 
 def deal_windows(n_windows: int, *, fit: int, run: int, seed: int, run_seeds: Sequence[int],
-                 retest: str = "same_data") -> dict[str, np.ndarray]:
+                 retest: RetestMode = "same_data") -> dict[str, np.ndarray]:
     """Window indices of the fitting part and of each run (:data:`RUNS`): the first ``fit`` of a seeded shuffle
     fit the families; the test run then draws ``run`` windows with its seed from those left. With ``retest`` =
     ``same_data`` (paper 004 Sec. 4.1) the retest run reads the test run's windows; with ``new_data`` it draws its
@@ -313,7 +315,7 @@ class WindowOptions(Options):
     fit: int = 128
     run: int = 64
     subsets: int = 4
-    retest: str = "same_data"
+    retest: RetestMode = "same_data"
 
     def validate(self) -> None:
         for name in ("seed", "fit", "run"):
@@ -376,7 +378,7 @@ class MeasureOptions(Options):
     simulation."""
 
     layer: int | str = MIDDLE_LAYER
-    site: str = "mlp"
+    site: Site = "mlp"
     subsets: int = 4
     faithfulness: FaithfulnessOptions = field(default_factory=FaithfulnessOptions)
     patterns: PatternOptions = field(default_factory=PatternOptions)

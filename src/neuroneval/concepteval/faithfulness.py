@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,8 @@ from neuroneval.options import Options, check_choice, check_range
 from neuroneval.progress import progress_bar
 
 MEASURES = ("GRAD-Loss", "GRAD-PClass", "GRAD-TClass", "ABL-Loss", "ABL-Div", "ABL-PClass", "ABL-TClass")
-WEIGHTINGS = ("uniform", "activation")
+Weighting = Literal["uniform", "activation"]
+WEIGHTINGS: tuple[Weighting, ...] = get_args(Weighting)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class FaithfulnessOptions(Options):
     ``ablation`` options for concepts without a closed-form ablation."""
 
     measures: tuple[str, ...] = MEASURES
-    weighting: str = "uniform"
+    weighting: Weighting = "uniform"
     concept_batch: int = 8
     ablation: AblationOptions = field(default_factory=AblationOptions)
 
@@ -159,7 +161,7 @@ def position_differences(hidden: np.ndarray | torch.Tensor, head: Callable[[torc
 
 
 def aggregate(differences: np.ndarray, activations: np.ndarray | None = None, *,
-              weighting: str = "uniform") -> np.ndarray:
+              weighting: Weighting = "uniform") -> np.ndarray:
     """γ per (concept, measure) from per-position differences (C, M, B, L): the mean over positions with a value
     (Eq. 1), or with ``weighting="activation"`` the mean weighted by max(a, 0) from ``activations`` (B, L, C)."""
     values = np.asarray(differences, dtype=np.float64)

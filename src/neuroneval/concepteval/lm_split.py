@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 import torch
 
 from neuroneval.concepteval.concepts import Concept, activate_all
 
-SITES = ("resid", "mlp")
+Site = Literal["resid", "mlp"]
+SITES: tuple[Site, ...] = get_args(Site)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -36,8 +37,10 @@ from scipy import stats
 from neuroneval.concepteval.validation import as_float_array
 from neuroneval.options import Options, check_choice, check_range
 
-TAU_VARIANTS = ("a", "b")
-RATER_NOISE = ("gaussian", "laplace")
+TauVariant = Literal["a", "b"]
+TAU_VARIANTS: tuple[TauVariant, ...] = get_args(TauVariant)
+RaterNoise = Literal["gaussian", "laplace"]
+RATER_NOISE: tuple[RaterNoise, ...] = get_args(RaterNoise)
 _BOOTSTRAP_CELLS = 4_000_000  # resampled sign-matrix entries held at once
 
 
@@ -60,7 +63,7 @@ class MeasurementOptions(Options):
     """``tau_variant`` of Kendall's τ (``a``: Eq. 15 as printed, ``b``: scipy's tie-corrected default) and the
     ``bootstrap`` options."""
 
-    tau_variant: str = "b"
+    tau_variant: TauVariant = "b"
     bootstrap: BootstrapOptions = field(default_factory=BootstrapOptions)
 
     def validate(self) -> None:
@@ -74,7 +77,7 @@ class RaterOptions(Options):
     study), ``seed``."""
 
     n_raters: int = 3
-    noise: str = "gaussian"
+    noise: RaterNoise = "gaussian"
     noise_scale: float = 0.5
     levels: int = 5
     seed: int = 0

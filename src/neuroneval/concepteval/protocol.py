@@ -4,6 +4,8 @@ library (docs/concepteval.md §Workflow)."""
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 #: The two independent runs of every measure (test-retest reliability correlates them over concepts).
 RUNS = ("test", "retest")
 #: Concept families (paper 004 Table 1 and the baselines), in table order; a concept's family is its name's prefix.
@@ -26,7 +28,8 @@ def family_of(concept: str) -> str:
 #: test run's windows, as paper 004 defines test-retest reliability (Sec. 4.1: "we compute the same measure twice
 #: for each concept"; Sec. 5.2.1: it "verifies the deterministic nature" of the measures), while data-subset
 #: variance is what Cronbach's α measures; ``new_data`` draws the retest's own windows with its own seed.
-RETEST_MODES = ("same_data", "new_data")
+RetestMode = Literal["same_data", "new_data"]
+RETEST_MODES: tuple[RetestMode, ...] = get_args(RetestMode)
 #: Which families are built (``concepteval.family_set``): ``paper`` = the language baselines paper 004 evaluates
 #: (Sec. 5.1: 100 neurons and 100 SAE features), ``all`` = every family configured under ``concepteval.families``.
 FAMILY_SETS = {"paper": ("neuron", "sae"), "all": FAMILIES}

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,8 @@ from neuroneval.progress import progress_bar
 
 #: The measure's name in the readability tables (paper 004's ``LLM-Score`` computed by simulation).
 SIMULATION_MEASURE = "SIM-Corr"
-BACKENDS = ("offline", "llm")
+SimulationBackend = Literal["offline", "llm"]
+BACKENDS: tuple[SimulationBackend, ...] = get_args(SimulationBackend)
 NO_EXPLANATION = "(none)"
 
 
@@ -60,7 +61,7 @@ class SimulationOptions(Options):
     smoothing: float = 1.0
     max_document_frequency: float = 0.5
     min_count: int = 2
-    backend: str = "offline"
+    backend: SimulationBackend = "offline"
     context_tokens: int = 8
     max_positions: int = 0
     seed: int = 0

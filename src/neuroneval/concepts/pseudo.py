@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 import torch
@@ -35,7 +35,8 @@ from neuroneval.options import Options, OptionsError, check_choice, check_text
 # Elements of the (a, b, entry) array evaluated at once by fit_calibration: 2**22 float64 = 32 MiB.
 GRID_CHUNK_ELEMENTS = 2**22
 # How many sigmoids calibrate a pseudo-label table: one for all concepts, or one per concept.
-CALIBRATION_SCOPES = ("per_concept", "shared")
+CalibrationScope = Literal["per_concept", "shared"]
+CALIBRATION_SCOPES: tuple[CalibrationScope, ...] = get_args(CalibrationScope)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class PseudoLabelOptions(Options):
     calibration_split: str = "train"
     a_grid: tuple[float, ...] = (5.0, 10.0, 20.0, 50.0, 100.0)
     b_grid: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
-    scope: str = "per_concept"
+    scope: CalibrationScope = "per_concept"
 
     def validate(self) -> None:
         check_text(self, "calibration_split")

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from neuroneval.options import Options, OptionsError, check_choice, check_fraction, check_range, check_text
 
 #: Image sources of CoSy: the world renderer, the diffusion model trained here, any diffusers pipeline.
 GENERATOR_NAMES = ("oracle", "embedded", "diffusers")
 #: Torch dtypes a diffusers pipeline may run in.
-DIFFUSERS_DTYPES = ("float32", "float16", "bfloat16")
+DiffusersDtype = Literal["float32", "float16", "bfloat16"]
+DIFFUSERS_DTYPES: tuple[DiffusersDtype, ...] = get_args(DiffusersDtype)
 #: Metric-engine scores compared between complete and generative concept vectors (params.yaml's list).
 DEFAULT_GENERATIVE_METRICS = (
     "recall", "precision", "f1", "iou", "accuracy", "balanced_accuracy", "inverse_balanced_accuracy", "auc",
@@ -222,7 +223,7 @@ class DiffusersOptions(Options):
     guidance_scale: float = 5.0
     height: int | None = None
     width: int | None = None
-    dtype: str = "float32"
+    dtype: DiffusersDtype = "float32"
     batch_size: int = 4
     device: str = "auto"
     local_files_only: bool = True

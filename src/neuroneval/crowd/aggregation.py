@@ -19,11 +19,14 @@ i.e. logit P = logit π + (2α − m) · log((1 − η)/η), which is how it is 
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 from scipy.special import expit, logit
 
 #: Aggregation methods, in the order of the paper's Fig. 3.
-AGGREGATION_METHODS = ("average", "majority", "bayes_uniform", "bayes_pseudo")
+AggregationMethod = Literal["average", "majority", "bayes_uniform", "bayes_pseudo"]
+AGGREGATION_METHODS: tuple[AggregationMethod, ...] = get_args(AggregationMethod)
 #: Rater error rate measured on Mechanical Turk (Sec. 4, Setting 2).
 DEFAULT_RATER_ERROR = 0.13
 #: β of the uniform prior (Method 3a, App. B.4).

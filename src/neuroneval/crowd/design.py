@@ -18,7 +18,13 @@ import numpy as np
 import pandas as pd
 
 from neuroneval.crowd.estimator import importance_weights
-from neuroneval.crowd.sampling import DEFAULT_EPSILON, SAMPLING_METHODS, draw_indices, sampling_distribution
+from neuroneval.crowd.sampling import (
+    DEFAULT_EPSILON,
+    SAMPLING_METHODS,
+    SamplingMethod,
+    draw_indices,
+    sampling_distribution,
+)
 from neuroneval.options import Options, check_choice
 
 #: Inputs shown per task (Sec. 5.2: 15 inputs per task, $0.06 per task).
@@ -64,7 +70,7 @@ class DesignOptions(Options):
     designer checks the values and names a bad one, these options check the sampling choice)."""
 
     n_draws: int = DEFAULT_DRAWS
-    sampling: str = "pseudo"
+    sampling: SamplingMethod = "pseudo"
     epsilon: float = DEFAULT_EPSILON
     inputs_per_task: int = INPUTS_PER_TASK
     tasks_per_batch: int = TASKS_PER_BATCH
@@ -80,7 +86,7 @@ def design_study(
     *,
     pseudo_labels: pd.DataFrame | None = None,
     n_draws: int = DEFAULT_DRAWS,
-    sampling: str = "pseudo",
+    sampling: SamplingMethod = "pseudo",
     epsilon: float = DEFAULT_EPSILON,
     inputs_per_task: int = INPUTS_PER_TASK,
     tasks_per_batch: int = TASKS_PER_BATCH,

@@ -24,6 +24,7 @@ import dataclasses
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ from neuroneval.crowd.aggregation import (
     DEFAULT_PRIOR_CLIP,
     DEFAULT_RATER_ERROR,
     DEFAULT_UNIFORM_PRIOR,
+    AggregationMethod,
     aggregate,
     bayes_posterior,
     pseudo_label_prior,
@@ -42,7 +44,8 @@ from neuroneval.crowd.estimator import is_correlation
 from neuroneval.options import Options, check_choice
 
 RATING_COLUMNS = ("task", "input", "rater", "label")
-INTERVALS = ("bootstrap", "posterior", "both")
+IntervalMethod = Literal["bootstrap", "posterior", "both"]
+INTERVALS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
 
 
 class RatingsError(ValueError):
@@ -179,11 +182,11 @@ def estimate_correlations(
     design: StudyDesign,
     ratings: pd.DataFrame,
     *,
-    method: str = "bayes_pseudo",
+    method: AggregationMethod = "bayes_pseudo",
     rater_error: float = DEFAULT_RATER_ERROR,
     uniform_prior: float = DEFAULT_UNIFORM_PRIOR,
     prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP,
-    interval: str = "bootstrap",
+    interval: IntervalMethod = "bootstrap",
     n_boot: int = 2000,
     ci_level: float = 0.95,
     ddof: int = 1,
@@ -305,11 +308,11 @@ class EstimationOptions(Options):
     :func:`estimate_correlations` (same names and defaults; the estimator checks their values and names a bad
     one, these options check the choices)."""
 
-    method: str = "bayes_pseudo"
+    method: AggregationMethod = "bayes_pseudo"
     rater_error: float = DEFAULT_RATER_ERROR
     uniform_prior: float = DEFAULT_UNIFORM_PRIOR
     prior_clip: tuple[float, float] = DEFAULT_PRIOR_CLIP
-    interval: str = "bootstrap"
+    interval: IntervalMethod = "bootstrap"
     n_boot: int = 2000
     ci_level: float = 0.95
     ddof: int = 1

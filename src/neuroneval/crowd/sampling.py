@@ -16,11 +16,13 @@ constant vector standardises to zeros. ε = 0.001 keeps every input reachable (S
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 
 #: Sampling distributions, in the order of the paper's Fig. 2.
-SAMPLING_METHODS = ("uniform", "activation", "pseudo")
+SamplingMethod = Literal["uniform", "activation", "pseudo"]
+SAMPLING_METHODS: tuple[SamplingMethod, ...] = get_args(SamplingMethod)
 #: ε of Eq. 4 (also used for the activation-only q).
 DEFAULT_EPSILON = 0.001
 

@@ -26,7 +26,7 @@ from neuroneval.crowd.aggregation import (
     DEFAULT_RATER_ERROR,
     DEFAULT_UNIFORM_PRIOR,
 )
-from neuroneval.crowd.sampling import DEFAULT_EPSILON, SAMPLING_METHODS
+from neuroneval.crowd.sampling import DEFAULT_EPSILON, SAMPLING_METHODS, SamplingMethod
 from neuroneval.crowd.study_units import DEFAULT_MIN_TRUE_CORRELATION
 from neuroneval.options import Options, OptionsError, check_choice, check_range
 
@@ -226,7 +226,7 @@ class AggregationOptions(Options):
     costs: tuple[int, ...] = DEFAULT_COSTS
     rater_counts: tuple[int, ...] = DEFAULT_RATER_COUNTS
     methods: tuple[str, ...] = AGGREGATION_METHODS
-    sampling: str = "pseudo"
+    sampling: SamplingMethod = "pseudo"
     rater_error: float = DEFAULT_RATER_ERROR
     assumed_rater_error: float | None = None
     uniform_prior: float = DEFAULT_UNIFORM_PRIOR

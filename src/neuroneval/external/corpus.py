@@ -22,7 +22,7 @@ transformers LM (``model_dir``), optionally through an SAE (docs/your_lm.md).
 
 Problems (a tokenizer model that is not a transformers folder, a ``.sae`` layer without an SAE, an unreadable rules
 file, a missing path) are collected by :func:`corpus_setting_problems` and :func:`corpus_file_keys`, called by
-:func:`neuroneval.external.checks.check_external` and :mod:`neuroneval.pipeline.params_check`.
+:func:`neuroneval.external.checks.check_external` and :mod:`neuroneval.params.check`.
 """
 
 from __future__ import annotations

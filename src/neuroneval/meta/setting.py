@@ -15,8 +15,8 @@ import pandas as pd
 from neuroneval.meta.auprc import truth_mask
 from neuroneval.meta.search import evaluate_metric, scoring_order, split_units
 from neuroneval.metrics import FeatureCache, MetricOptions
+from neuroneval.metrics.ties import TIES, TieMode
 from neuroneval.metrics.unit_checks import warn_small_probe_set
-from neuroneval.metrics.validation import TIES
 from neuroneval.options import Options, OptionsError, check_choice, check_fraction, check_range
 from neuroneval.progress import progress_bar
 from neuroneval.settings import SettingData
@@ -39,7 +39,7 @@ class MetaOptions(Options):
         "inverse_auprc")
     alpha_grid: tuple[float, ...] = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
     lam_grid: tuple[float, ...] = tuple(round(step / 100, 2) for step in range(101))
-    ties: str = "average"
+    ties: TieMode = "average"
     val_fraction: float = 0.05
     min_val_units: int = 10
     seed: int = 0

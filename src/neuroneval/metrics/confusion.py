@@ -47,31 +47,41 @@ def _divide(ctx: Context, numerator: Any, denominator: Any, message: str) -> Any
 
 
 def recall(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """recall = TP / (TP + FN) = B(a)·B(c) / |B(a)| (000 Eq. 4, Table A.1), the neuron as label; 0/0 (no active
+    input) is set to 0 with a note. TP is one GEMM of the binarized units with the binarized concepts."""
     tp, active, _ = confusion(ctx, chunk, pairing)
     return _divide(ctx, tp, active, "units with no active input: recall 0/0 is set to 0")
 
 
 def precision(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """precision = TP / (TP + FP) = B(a)·B(c) / |B(c)| (000 Eq. 8, Table A.1); 0/0 (a concept with no
+    positive) is set to 0 with a note."""
     tp, _, positives = confusion(ctx, chunk, pairing)
     return _divide(ctx, tp, positives, NO_POSITIVES)
 
 
 def f1(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """f1 = 2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|) (000 Eq. A.4); 0/0 is set to 0 with a note."""
     tp, active, positives = confusion(ctx, chunk, pairing)
     return _divide(ctx, 2.0 * tp, active + positives, "F1 0/0 (no active input and no positive) is set to 0")
 
 
 def iou(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """iou = TP / (TP + FP + FN) = B(a)·B(c) / (|B(a)| + |B(c)| − B(a)·B(c)) (000 Eq. 5, A.13); 0/0 is set to 0
+    with a note."""
     tp, active, positives = confusion(ctx, chunk, pairing)
     return _divide(ctx, tp, active + positives - tp, "IoU 0/0 (no active input and no positive) is set to 0")
 
 
 def accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """accuracy = (TP + TN) / n = (2TP + n − |B(a)| − |B(c)|) / n (000 Eq. A.3)."""
     tp, active, positives = confusion(ctx, chunk, pairing)
     return (2.0 * tp + ctx.n - active - positives) / ctx.n
 
 
 def balanced_accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """balanced_accuracy = TP / (2|B(a)|) + TN / (2(n − |B(a)|)) (000 Eq. A.5), the neuron as label;
+    each 0/0 term is set to 0 with a note."""
     tp, active, positives = confusion(ctx, chunk, pairing)
     tn = ctx.n - active - positives + tp
     return 0.5 * (_divide(ctx, tp, active, "units with no active input: recall 0/0 is set to 0")
@@ -79,6 +89,8 @@ def balanced_accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> An
 
 
 def inverse_balanced_accuracy(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """inverse_balanced_accuracy = TP / (2|B(c)|) + TN / (2(n − |B(c)|)) (000 Eq. A.6), the concept
+    as label; each 0/0 term is set to 0 with a note."""
     tp, active, positives = confusion(ctx, chunk, pairing)
     tn = ctx.n - active - positives + tp
     return 0.5 * (_divide(ctx, tp, positives, NO_POSITIVES) + _divide(ctx, tn, ctx.n - positives, ALL_POSITIVES))

@@ -21,6 +21,7 @@ from neuroneval.metrics.backend import Backend
 from neuroneval.metrics.binarize import TopAlphaRule
 from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.streams import stream_rows
+from neuroneval.metrics.ties import TieMode, TieRule, tie_rule
 
 #: Elements of the largest temporary a kernel may build (float64: 128 MiB).
 WORK_ELEMENTS = 2**24
@@ -54,7 +55,7 @@ class Params:
     tr_top_fraction: float
     tr_n_top: int
     tr_n_random: int
-    ties: str
+    ties: TieMode
     seed: int
     chunk_size: int | None
     top_alpha: TopAlphaRule = "at_least_kth"
@@ -181,6 +182,9 @@ class Context:
     :meth:`row_lams`,
     so one pass over a concept chunk scores every point.
 
+    ``ties`` is the call's tie convention resolved once (:class:`~neuroneval.metrics.ties.TieRule`): kernels read
+    its facts instead of comparing the mode's name.
+
     ``work_elements`` bounds the elements of a kernel's largest temporary (the memory budget's share,
     :mod:`neuroneval.metrics.budget`); ``concept_store`` keeps features of the whole concept matrix (its sparse
     form) for every unit block of one call and, when ``store_concepts``, the costly features of each concept
@@ -200,6 +204,10 @@ class Context:
     _cache: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, Any] | CacheView = field(default_factory=dict)
     _shared_keys: frozenset[str] = frozenset()
+    ties: TieRule = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ties = tie_rule(self.params.ties)
 
     @property
     def n(self) -> int:

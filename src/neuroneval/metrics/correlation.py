@@ -26,7 +26,7 @@ from neuroneval.metrics.features import (
 
 def reference_factor(ctx: Context, size: int) -> float:
     """The authors' Pearson carries a factor (n−1)/n (a biased covariance over unbiased deviations)."""
-    return (size - 1) / size if ctx.params.ties == "reference" else 1.0
+    return ctx.ties.pearson_factor(size)
 
 
 def _finish(ctx: Context, products: Any) -> Any:
@@ -34,6 +34,9 @@ def _finish(ctx: Context, products: Any) -> Any:
 
 
 def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """correlation (Pearson): Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²) (000 Eq. 6, Table A.2), one GEMM of
+    standardized rows, clipped to [−1, 1]; 0 for a constant row (with a note); times ``(n − 1)/n`` where
+    ``ctx.ties.covariance_factor`` (the authors' code)."""
     def units() -> Any:
         return unit_standardized(ctx, "standardized", lambda rows: ctx.unit_values()[rows])
 
@@ -42,6 +45,9 @@ def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 
 def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """spearman: Pearson of the ranks R(a), R(c) (000 Eq. A.9), average or noised stable ranks as
+    ``ctx.ties`` says; 0/1 concepts use the closed form of their average ranks where
+    ``ctx.ties.binary_closed_forms`` (:func:`_binary_rank_products`)."""
     be = ctx.be
 
     def units() -> Any:
@@ -49,7 +55,7 @@ def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
             return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_ranks(ctx)[rows])
         return unit_standardized(ctx, "standardized_ranks", lambda rows: unit_centred_rank_rows(ctx, rows))
 
-    if ctx.params.ties == "average" and chunk.is_binary():
+    if ctx.ties.binary_closed_forms and chunk.is_binary():
         return _finish(ctx, _binary_rank_products(ctx, chunk, pairing, units))
     scale = chunk.memo("inverse_rank_norms", lambda: inverse_norms(be, concept_centred_ranks(chunk), ctx.notes))
     return _finish(ctx, pairing.dot(units(), concept_centred_ranks(chunk)) * pairing.c(scale))
@@ -75,6 +81,8 @@ def _binary_rank_products(ctx: Context, chunk: ConceptChunk, pairing: Pairing, u
 
 
 def cosine(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """cosine = a·c / (‖a‖₂ ‖c‖₂) (000 Eq. A.10), one GEMM of row-normalized rows, clipped to [−1, 1]; 0 for an
+    all-zero row (with a note)."""
     be = ctx.be
 
     def units() -> Any:

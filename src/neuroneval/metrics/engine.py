@@ -23,6 +23,7 @@ from neuroneval.metrics.edgecases import Notes
 from neuroneval.metrics.metric_options import MetricOptions, engine_params, restrict_options, with_point
 from neuroneval.metrics.progress import progress_bar
 from neuroneval.metrics.registry import MetricSpec, get_spec
+from neuroneval.metrics.ties import tie_rule
 from neuroneval.metrics.validation import check_inputs, check_pairs, check_units
 
 #: Parameters a grid point of :func:`run_grid` may vary.
@@ -110,7 +111,8 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
 def _group(unit_rows: np.ndarray, params: Params, be: Any, device: Any) -> tuple[Any, ...]:
     """What the units' shared features depend on: the units, tie mode, device, and the seed only where noise
     enters (reference ties)."""
-    return unit_rows.tobytes(), params.ties, params.seed if params.ties == "reference" else None, be.name, str(device)
+    noised = tie_rule(params.ties).noised
+    return unit_rows.tobytes(), params.ties, params.seed if noised else None, be.name, str(device)
 
 
 def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pairs: np.ndarray,

@@ -11,7 +11,7 @@ from neuroneval.metrics.backend import Backend
 from neuroneval.metrics.binarize import CONCEPT_THRESHOLD, EXACTLY_K, round_concepts, top_alpha
 from neuroneval.metrics.context import SHARED_PREFIX, AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import Notes
-from neuroneval.metrics.ranks import average_ranks, count_at_least, stable_ranks
+from neuroneval.metrics.ranks import average_ranks, count_at_least
 
 ALL_ACTIVE = ("top-α binarization marks every input active for some unit (constant activations, α·n ≥ n "
               "or ties at the cutoff); terms divided by the number of inactive inputs are set to 0")
@@ -42,7 +42,7 @@ def unit_top_alpha(ctx: Context, alpha: float) -> tuple[Any, Any]:
     def compute() -> tuple[Any, Any]:
         be = ctx.be
         values = ctx.unit_values()
-        noisy = ctx.unit_noisy_values() if rule == EXACTLY_K and ctx.params.ties == "reference" else None
+        noisy = ctx.unit_noisy_values() if rule == EXACTLY_K and ctx.ties.noised else None
         binary = by_row_blocks(ctx, values.shape[0], be.float32, lambda rows: top_alpha(
             be, values[rows], alpha, rule, None if noisy is None else noisy[rows]))
         counts = be.astype(be.sum(binary, axis=-1), be.float64)
@@ -226,7 +226,7 @@ def unit_centred_ranks(ctx: Context) -> Any:
     """Ranks of each unit's activations minus their mean (n+1)/2; average or reference ties."""
     def compute() -> Any:
         be = ctx.be
-        if ctx.params.ties == "average" and ctx.keeps_features():
+        if not ctx.ties.noised and ctx.keeps_features():
             return _centred(be, average_ranks(be, ctx.unit_values(), unit_sorted(ctx)))
         return by_row_blocks(ctx, ctx.unit_rows.size, be.float64, lambda rows: unit_centred_rank_rows(ctx, rows))
 
@@ -235,10 +235,8 @@ def unit_centred_ranks(ctx: Context) -> Any:
 
 def unit_centred_rank_rows(ctx: Context, rows: slice) -> Any:
     """:func:`unit_centred_ranks` of a block of the call's units (one sort of just those rows)."""
-    be = ctx.be
-    if ctx.params.ties == "average":
-        return _centred(be, average_ranks(be, ctx.unit_values()[rows]))
-    return _centred(be, stable_ranks(be, ctx.unit_noisy_values()[rows]))
+    values = ctx.unit_noisy_values() if ctx.ties.noised else ctx.unit_values()
+    return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
 
 
 def unit_standardized(ctx: Context, key: str, source_rows: Callable[[slice], Any], *, centre: bool = True) -> Any:
@@ -290,9 +288,8 @@ def concept_centred_ranks(chunk: ConceptChunk) -> Any:
     ctx = chunk.ctx
 
     def rows_of_ranks(rows: slice) -> Any:
-        if ctx.params.ties == "average":
-            return _centred(ctx.be, average_ranks(ctx.be, chunk.values()[rows]))
-        return _centred(ctx.be, stable_ranks(ctx.be, chunk.noisy_values()[rows]))
+        values = chunk.noisy_values() if ctx.ties.noised else chunk.values()
+        return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
 
     return chunk.stored("centred_ranks", lambda: by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks),
                         ctx.be.float64)

@@ -28,7 +28,7 @@ from typing import Any
 from neuroneval.metrics.binarize import AT_LEAST_KTH, TOP_ALPHA_RULES, TopAlphaRule
 from neuroneval.metrics.budget import check_setting
 from neuroneval.metrics.context import Params
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics.ties import TIES, TieMode
 from neuroneval.options import Options, OptionsError, check_choice
 
 
@@ -56,7 +56,8 @@ class MetricOptions(Options):
     Attributes
     ----------
     ties : {"average", "reference"}
-        Tie convention (:data:`neuroneval.metrics.validation.TIES`; ``help(neuroneval.metrics.score)``).
+        Tie convention (:data:`neuroneval.metrics.ties.TieMode`; ``help(neuroneval.metrics.score)``), resolved once
+        per call into a :class:`~neuroneval.metrics.ties.TieRule` that the kernels read.
     seed : int ≥ 0
         Seeds the top-and-random samples and the reference-mode noise.
     device : None or torch device
@@ -67,7 +68,7 @@ class MetricOptions(Options):
         Working memory of a call beyond its inputs (:mod:`neuroneval.metrics.budget`).
     """
 
-    ties: str = "average"
+    ties: TieMode = "average"
     seed: int = 0
     device: Any = None
     chunk_size: int | None = None

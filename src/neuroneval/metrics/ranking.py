@@ -59,13 +59,17 @@ def _auc(ctx: Context, rank_sum: Any, positives: Any) -> Any:
     all of whose inputs are active under the ``at_least_kth`` top-α, or a c⁻ that lost every label).
     """
     pairs = positives * (ctx.n - positives)
-    reference = ctx.params.ties == "reference"
-    ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE_REFERENCE if reference else AUC_DEGENERATE)
-    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, 0.0 if reference else 0.5)
+    note = AUC_DEGENERATE if ctx.ties.degenerate_auc == 0.5 else AUC_DEGENERATE_REFERENCE
+    ctx.notes.check(ctx.be, pairs == 0, note)
+    return safe_divide(ctx.be, rank_sum + 0.5 * pairs, pairs, ctx.ties.degenerate_auc)
 
 
 def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
-    if ctx.params.ties == "average" and chunk.is_binary():
+    """auc: Mann–Whitney AUC of the score c against the label B(a), ties count ½ (000 Eq. A.7):
+    (Σ_{i∈B(a)} R(c)_i − m(m+1)/2) / (m(n − m)), m = |B(a)|, from the centred ranks of the concepts. With
+    ``ctx.ties.binary_closed_forms`` a 0/1 concept uses the confusion counts instead: (TP·TN + ½(TP·FP + FN·TN))
+    / (m(n − m)). A label with no pair gives ``ctx.ties.degenerate_auc`` (:func:`_auc`)."""
+    if ctx.ties.binary_closed_forms and chunk.is_binary():
         tp, active, positives = confusion(ctx, chunk, pairing)
         fn, fp = active - tp, positives - tp
         tn = ctx.n - active - fp
@@ -77,6 +81,9 @@ def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 
 def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """inverse_auc: Mann–Whitney AUC of the score a against the label B(c), ties count ½ (000 Eq. A.8):
+    (Σ_{i∈B(c)} R(a)_i − p(p+1)/2) / (p(n − p)), p = |B(c)|, one GEMM of the centred unit ranks with the
+    binarized concepts."""
     rank_sum = concept_product(ctx, chunk, pairing, "centred_ranks", lambda: unit_centred_ranks(ctx), "binary")
     return _auc(ctx, rank_sum, pairing.c(concept_positives(chunk)))
 
@@ -194,6 +201,8 @@ def _pair_positions(pairing: Pairing) -> tuple[np.ndarray, np.ndarray]:
 
 
 def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """auprc: step-wise average precision AP = Σ_i (R_i − R_{i−1}) P_i of the score c against the label B(a),
+    over the distinct values of c in decreasing order (000 App. A.3 item 10); 0 for an empty label."""
     be = ctx.be
     unit_bits, active = unit_binary(ctx)
     if chunk.is_binary():
@@ -209,6 +218,9 @@ def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 
 def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """inverse_auprc: step-wise average precision AP = Σ_i (R_i − R_{i−1}) P_i of the score a against the
+    label B(c), over the distinct activations in decreasing order (000 App. A.3 item 11); 0 for a concept with no
+    positive (with a note)."""
     be = ctx.be
     concept_bits, positives = concept_binary(chunk)
     if isinstance(pairing, AllPairs):

@@ -67,9 +67,3 @@ def stable_ranks(be: Backend, values: Any) -> Any:
     ranks_sorted = be.broadcast_to(be.astype(be.arange(n), be.float64) + 1.0, tuple(order.shape))
     return be.scatter_along(order, ranks_sorted)
 
-
-def ranks(be: Backend, values: Any, ties: str) -> Any:
-    """Average ranks (``ties="average"``) or stable ranks of already-noised values (``"reference"``)."""
-    if ties == "average":
-        return average_ranks(be, values)
-    return stable_ranks(be, values)

@@ -46,36 +46,45 @@ def confusion(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> tup
 
 
 def recall(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """recall = TP / (TP + FN) = B(a)·B(c) / |B(a)| (000 Eq. 4, Table A.1); 0 when B(a) is empty."""
     tp, _, fn, _ = confusion(a, c, alpha)
     return _ratio(tp, tp + fn)
 
 
 def precision(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """precision = TP / (TP + FP) = B(a)·B(c) / |B(c)| (000 Eq. 8, Table A.1); 0 when B(c) is empty."""
     tp, fp, _, _ = confusion(a, c, alpha)
     return _ratio(tp, tp + fp)
 
 
 def f1(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """f1 = 2TP / (2TP + FP + FN) = 2·B(a)·B(c) / (|B(a)| + |B(c)|) (000 Eq. A.4); 0 when both sets are empty."""
     tp, fp, fn, _ = confusion(a, c, alpha)
     return _ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def iou(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """iou = TP / (TP + FP + FN), the Jaccard index of B(a) and B(c) (000 Eq. 5, A.13); 0 when both are empty."""
     tp, fp, fn, _ = confusion(a, c, alpha)
     return _ratio(tp, tp + fp + fn)
 
 
 def accuracy(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """accuracy = (TP + TN) / n (000 Eq. A.3)."""
     tp, fp, fn, tn = confusion(a, c, alpha)
     return (tp + tn) / (tp + fp + fn + tn)
 
 
 def balanced_accuracy(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """balanced_accuracy = TP / (2|B(a)|) + TN / (2(n − |B(a)|)) (000 Eq. A.5), the neuron as label; an empty class
+    contributes 0."""
     tp, fp, fn, tn = confusion(a, c, alpha)
     return 0.5 * _ratio(tp, tp + fn) + 0.5 * _ratio(tn, tn + fp)
 
 
 def inverse_balanced_accuracy(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """inverse_balanced_accuracy = TP / (2|B(c)|) + TN / (2(n − |B(c)|)) (000 Eq. A.6), the concept as label; an
+    empty class contributes 0."""
     tp, fp, fn, tn = confusion(a, c, alpha)
     return 0.5 * _ratio(tp, tp + fp) + 0.5 * _ratio(tn, tn + fn)
 
@@ -92,10 +101,14 @@ def _mann_whitney(label: np.ndarray, score: np.ndarray) -> float:
 
 
 def auc(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """auc: Mann–Whitney AUC of the score c against the label B(a), ties count ½ (000 Eq. A.7); 0.5 if B(a) is
+    empty or all inputs."""
     return _mann_whitney(top_alpha(a, alpha), c)
 
 
 def inverse_auc(a: np.ndarray, c: np.ndarray) -> float:
+    """inverse_auc: Mann–Whitney AUC of the score a against the label B(c), ties count ½ (000 Eq. A.8); 0.5 if
+    B(c) is empty or all inputs."""
     return _mann_whitney(round_concept(c), a)
 
 
@@ -116,26 +129,30 @@ def average_rank(x: np.ndarray) -> np.ndarray:
 
 
 def correlation(a: np.ndarray, c: np.ndarray) -> float:
+    """correlation (Pearson): Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²) (000 Eq. 6, Table A.2); 0 for a
+    constant vector."""
     return _pearson(a, c)
 
 
 def spearman(a: np.ndarray, c: np.ndarray) -> float:
+    """spearman: Pearson of the average ranks R(a), R(c) (000 Eq. A.9); 0 for a constant vector."""
     return _pearson(average_rank(a), average_rank(c))
 
 
 def cosine(a: np.ndarray, c: np.ndarray) -> float:
+    """cosine = a·c / (‖a‖₂ ‖c‖₂) (000 Eq. A.10); 0 for an all-zero vector."""
     norm = math.sqrt(np.sum(a * a) * np.sum(c * c))
     return 0.0 if norm == 0 else float(np.sum(a * c) / norm)
 
 
 def wpmi(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA, lam: float = 1.0) -> float:
-    """mean over B(a) of log max(c, 1e-8) − λ·log max(mean(c), 1e-8) (000 Eq. A.11, as a mean)."""
+    """wpmi = mean over B(a) of log max(c, 1e-8) − λ·log max(mean(c), 1e-8) (000 Eq. A.11, as a mean)."""
     active = top_alpha(a, alpha)
     return float(np.mean(np.log(np.maximum(c[active], 1e-8))) - lam * math.log(max(np.mean(c), 1e-8)))
 
 
 def mad(a: np.ndarray, c: np.ndarray) -> float:
-    """Mean of a where B(c) minus mean of a elsewhere (000 Eq. 7); 0 if either group is empty."""
+    """mad = mean of a over B(c) − mean of a over not B(c) (000 Eq. 7, Table A.2); 0 if either group is empty."""
     concept = round_concept(c)
     if concept.all() or not concept.any():
         return 0.0
@@ -158,10 +175,14 @@ def _average_precision(label: np.ndarray, score: np.ndarray) -> float:
 
 
 def auprc(a: np.ndarray, c: np.ndarray, alpha: float = DEFAULT_ALPHA) -> float:
+    """auprc: step-wise average precision Σ_i (R_i − R_{i−1}) P_i of the score c against the label B(a) (000 App.
+    A.3 item 10); 0 when B(a) is empty."""
     return _average_precision(top_alpha(a, alpha), c)
 
 
 def inverse_auprc(a: np.ndarray, c: np.ndarray) -> float:
+    """inverse_auprc: step-wise average precision Σ_i (R_i − R_{i−1}) P_i of the score a against the label B(c)
+    (000 App. A.3 item 11); 0 when B(c) is empty."""
     return _average_precision(round_concept(c), a)
 
 
@@ -182,12 +203,14 @@ def top_and_random_sample(a: np.ndarray, rng: np.random.Generator, top_fraction:
 
 
 def correlation_on(a: np.ndarray, c: np.ndarray, sample: np.ndarray) -> float:
-    """Correlation restricted to the inputs ``sample`` (top-and-random, given its sample)."""
+    """correlation_tr: Pearson (000 Eq. 6) restricted to the inputs ``sample``, a top-and-random sample of the
+    unit's inputs given by the caller (000 Sec. 4.3, Bills et al. 2023)."""
     return _pearson(a[sample], c[sample])
 
 
 def spearman_on(a: np.ndarray, c: np.ndarray, sample: np.ndarray) -> float:
-    """Spearman correlation restricted to the inputs ``sample``."""
+    """spearman_tr: Spearman (000 Eq. A.9) restricted to the inputs ``sample``, a top-and-random sample of the
+    unit's inputs given by the caller (000 Sec. 4.3, Bricken et al. 2023)."""
     return spearman(a[sample], c[sample])
 
 

@@ -1,3 +1,16 @@
+"""The registry of metrics: the one home of each metric's facts (:class:`MetricSpec`).
+
+:data:`METRICS` holds the 18 metrics of paper 000 (App. A), each with its kind, value range, direction, framing,
+typed options class (:mod:`neuroneval.metrics.metric_options`), formula with its paper equation, batched kernel
+(``kernel(ctx, chunk, pairing)``, :mod:`neuroneval.metrics.context`) and the name of its obvious per-pair reference
+(:mod:`neuroneval.metrics.reference`, the tests' independent oracle). Every kernel and reference repeats its
+formula and equation in its docstring (``tests/metrics/test_registry_docstrings.py`` checks it).
+
+:func:`get_spec` also serves the harmonic-mean combinations ``"hmean:m1+m2"`` (000 App. E.6, :func:`combination_spec`)
+and your own metrics (``package.module:function`` or an entry point, :func:`user_metric_spec`). The engine, the
+tables, the sanity tests and the normalizations read these facts instead of restating them.
+"""
+
 from __future__ import annotations
 
 import math

@@ -42,7 +42,7 @@ from neuroneval.metrics.context import (
     Pairing,
 )
 from neuroneval.metrics.features import ZERO_VARIANCE
-from neuroneval.metrics.ranks import average_ranks, stable_ranks
+from neuroneval.metrics.ranks import average_ranks
 from neuroneval.metrics.streams import stream_rows
 
 
@@ -121,7 +121,7 @@ def sample_indices(activations: np.ndarray, unit_rows: np.ndarray, ctx: Context)
     n_random = min(params.tr_n_random, n - n_top)
     values = ctx.host_unit_values()
     binary_rows = np.zeros(unit_rows.size, dtype=bool)
-    if params.ties == "reference":
+    if ctx.ties.binary_units_sample:
         binary_rows = np.all((values == 0) | (values == 1), axis=1)
 
     top_keys = _row_keys(params.seed, STREAM_TR_TOP, pool, unit_rows, ctx.work_elements)
@@ -189,7 +189,7 @@ def _masked_pearson(ctx: Context, x: Any, y: Any, valid: Any) -> Any:
     norms = be.sqrt(be.sum(x_centred * x_centred, axis=-1) * be.sum(y_centred * y_centred, axis=-1))
     safe = be.where(degenerate | (norms == 0), 1.0, norms)
     result = be.where(degenerate | (norms == 0), 0.0, be.clip(be.sum(x_centred * y_centred, axis=-1) / safe, -1, 1))
-    if ctx.params.ties == "reference":
+    if ctx.ties.covariance_factor:
         result = result * (count - 1.0) / count
     return result
 
@@ -244,11 +244,10 @@ def _tr_binary(ctx: Context, chunk: ConceptChunk, *, rank: bool) -> Any:
 
 def _tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing, *, rank: bool) -> Any:
     be = ctx.be
-    if ctx.params.ties == "average" and isinstance(pairing, AllPairs) and chunk.is_binary():
+    if ctx.ties.binary_closed_forms and isinstance(pairing, AllPairs) and chunk.is_binary():
         return _tr_binary(ctx, chunk, rank=rank)
     index, valid = _samples(ctx)
-    reference = ctx.params.ties == "reference"
-    if rank and reference:
+    if rank and ctx.ties.noised:
         unit_source, concept_source = ctx.unit_noisy_values(), chunk.noisy_values()
     else:
         unit_source, concept_source = ctx.unit_values(), chunk.values()
@@ -256,15 +255,19 @@ def _tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing, *, rank: bool) -> A
     concept_sample = pairing.gather_concepts(concept_source, index)
     unit_sample, unit_valid = pairing.u3(unit_sample), pairing.u3(valid)
     if rank:
-        rank_of = stable_ranks if reference else average_ranks
-        unit_sample = rank_of(be, be.where(unit_valid, unit_sample, np.inf))
-        concept_sample = rank_of(be, be.where(unit_valid, concept_sample, np.inf))
+        unit_sample = ctx.ties.ranks(be, be.where(unit_valid, unit_sample, np.inf))
+        concept_sample = ctx.ties.ranks(be, be.where(unit_valid, concept_sample, np.inf))
     return _masked_pearson(ctx, unit_sample, concept_sample, unit_valid)
 
 
 def correlation_tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """correlation_tr: Pearson (000 Eq. 6) on a top-and-random sample S_k of each unit's inputs,
+    Σ_{i∈S}(a − ā_S)(c − c̄_S) / √(Σ_{i∈S}(a − ā_S)² Σ_{i∈S}(c − c̄_S)²) (000 Sec. 4.3, Bills et al. 2023; the
+    sample: module docstring)."""
     return _tr(ctx, chunk, pairing, rank=False)
 
 
 def spearman_tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """spearman_tr: Spearman (000 Eq. A.9), Pearson of the ranks within a top-and-random sample S_k of each
+    unit's inputs (000 Sec. 4.3, Bricken et al. 2023; the sample: module docstring)."""
     return _tr(ctx, chunk, pairing, rank=True)

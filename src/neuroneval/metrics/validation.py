@@ -6,9 +6,6 @@ from typing import Any
 
 import numpy as np
 
-#: The tie conventions of every metric (``help(neuroneval.metrics.score)``).
-TIES = ("average", "reference")
-
 
 def _column_label(names: list[Any] | None, column: int) -> str:
     """``column 3`` or, for a DataFrame, ``column 3 ('dog')``."""

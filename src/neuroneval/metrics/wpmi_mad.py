@@ -27,6 +27,8 @@ MAD_DEGENERATE = "concept(s) positive on no input or on every input: MAD is set 
 
 
 def wpmi(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """wpmi = (1/|B(a)|) Σ_{i∈B(a)} log max(c_i, 1e-8) − λ·log max(mean(c), 1e-8) (000 Eq. A.11, a mean instead of
+    the sum); a 0/1 concept uses log max(c, 1e-8) = log(1e-8)·(1 − c), i.e. log(1e-8)·(|B(a)| − TP)/|B(a)|."""
     be = ctx.be
 
     def concept_logs() -> tuple[Any, Any]:
@@ -48,6 +50,8 @@ def wpmi(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
 
 def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """mad = mean of a over B(c) − mean of a over not B(c) = n·Σ_{i∈B(c)}(a_i − ā) / (p(n − p)), p = |B(c)|
+    (000 Eq. 7, Table A.2); 0 for a concept positive on no input or on every input (with a note)."""
     be = ctx.be
 
     def centred() -> Any:

@@ -11,9 +11,9 @@ import dataclasses
 import math
 import numbers
 
-from neuroneval.metrics.validation import TIES
+from neuroneval.metrics.ties import TIES, TieMode
 from neuroneval.options import Options, OptionsError, check_choice, check_fraction, check_range, check_text
-from neuroneval.sanity.perturb import SUBCLASS_RULES
+from neuroneval.sanity.perturb import SUBCLASS_RULES, SubclassRule
 
 
 def _check_each(owner: Options, name: str, low: float, high: float | None = None, *, low_open: bool = False,
@@ -108,7 +108,7 @@ class AblationOptions(Options):
     multiplier: tuple[float, ...] = (1.33, 2.0, 3.0)
     epsilons: tuple[float, ...] = (0.0001, 0.001, 0.01)
     draws: tuple[int, ...] = (1, 3, 10)
-    subclass_rule: str = "largest"
+    subclass_rule: SubclassRule = "largest"
 
     def validate(self) -> None:
         _check_each(self, "keep", 0.0, 1.0, low_open=True)
@@ -144,7 +144,7 @@ class SanityOptions(Options):
 
     settings: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
-    ties: str = "average"
+    ties: TieMode = "average"
     tie_metrics: tuple[str, ...] = ()
     epsilon: float = 0.001
     pass_threshold: float = 0.9

@@ -39,7 +39,7 @@ also offers two random variants (a random child; the union of a random subset of
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -53,7 +53,8 @@ STREAM_SEMANTIC = 3
 DEFAULT_KEEP = 0.5
 DEFAULT_MULTIPLIER = 2.0
 
-SUBCLASS_RULES = ("largest", "random_child", "random_subset")
+SubclassRule = Literal["largest", "random_child", "random_subset"]
+SUBCLASS_RULES: tuple[SubclassRule, ...] = get_args(SubclassRule)
 
 
 def _as_matrix(concepts: Any) -> np.ndarray:

@@ -8,7 +8,7 @@ exist: :func:`reported_patterns` reads the ``report("...")`` declarations of ``w
 stopped halfway is left out and named). After ``make run`` that is Table 4; after every stage, every table,
 figure and viewer page. The report is one HTML file: data, scripts and styles inline, nothing fetched.
 
-Run ``python -m neuroneval.pipeline.report [results/report.html]`` (what ``make report`` does); a ``.zip`` path
+Run ``python -m neuroneval.snakemake_report [results/report.html]`` (what ``make report`` does); a ``.zip`` path
 writes Snakemake's zip form instead.
 """
 
@@ -99,7 +99,7 @@ def report_command(report: Path, targets: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m neuroneval.pipeline.report",
+    parser = argparse.ArgumentParser(prog="python -m neuroneval.snakemake_report",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("report", nargs="?", type=Path, default=DEFAULT_REPORT,
                         help=f"the report to write, .html or .zip (default: {DEFAULT_REPORT})")
