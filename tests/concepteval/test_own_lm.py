@@ -1,5 +1,5 @@
 """concepteval on your own LM (docs/your_lm.md §6): a ``family: custom`` model with ``model_dir`` is read by the same
-loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.external.config.perturbable_lm_spec`), on the
+loader as the paper profile's ``transformers_lm`` (:func:`neuroneval.external.own.perturbable_lm_spec`), on the
 token stream of a ``kind: corpus`` dataset (:func:`neuroneval.external.corpus.corpus_token_stream`).
 
 The oracle of the faithfulness test is a GPT-2 forward written out here from its equations (layer norms, causal
@@ -21,10 +21,10 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from neuroneval.concepteval.benchmark import MeasureOptions, cut_windows, measure_run
 from neuroneval.concepteval.concepts import LinearConcept
 from neuroneval.concepteval.sources import load_token_source
-from neuroneval.external.config import perturbable_lm_spec
+from neuroneval.external.own import perturbable_lm_spec
 from neuroneval.external.corpus import corpus_token_stream
 from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
-from neuroneval.pipeline.params_check import concepteval_lm_problems
+from neuroneval.params.check import concepteval_lm_problems
 
 WORDS = ["the", "a", "cat", "dog", "bird", "sat", "ran", "on", "under", "mat", "tree", "red", "blue", "3", "7"]
 VOCABULARY = [EOS_TOKEN, UNK_TOKEN, *WORDS]
@@ -206,9 +206,9 @@ def test_a_custom_lm_and_a_transformers_lm_on_their_corpora_pass_the_check() -> 
 
 
 def test_the_workflow_params_check_refuses_by_key() -> None:
-    """The same problems through :func:`neuroneval.pipeline.params_check.reference_problems` (what the workflow
+    """The same problems through :func:`neuroneval.params.check.reference_problems` (what the workflow
     runs), and an LM named nowhere still gets its unknown-name message."""
-    from neuroneval.pipeline.params_check import reference_problems
+    from neuroneval.params.check import reference_problems
 
     config = concepteval_config(models=["scripted", "nowhere"], corpus={"scripted": "own_corpus"})
     problems = [problem for problem in reference_problems(config, tolerate_malformed=True)

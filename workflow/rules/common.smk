@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from neuroneval.external.config import model_files
-from neuroneval.external.own import custom_models
+from neuroneval.external.own import custom_models, perturbable_lm_spec
 from neuroneval.code_deps.workflow import StepVersions
 from neuroneval.params.check import canonical_config, check_params
 from neuroneval.pipeline.explain_steps import (
@@ -708,7 +708,7 @@ def concepteval_model_spec(wildcards):
     """
     if wildcards.lm not in CONCEPTEVAL_CORPUS:
         return None
-    return externals.perturbable_lm_spec(
+    return perturbable_lm_spec(
         externals.model_spec(EXTERNAL, wildcards.lm),
         key=f"concepteval.corpus.{wildcards.lm}",
     )

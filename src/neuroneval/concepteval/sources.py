@@ -31,7 +31,7 @@ class TokenSource:
 def load_token_source(*, model: str | Path, world: str | Path | None = None, model_spec: Mapping | None = None,
                       tokens: str | Path | None = None, vocabulary: str | Path | None = None) -> TokenSource:
     """The embedded text world ``world`` and LM ``model``, or — when ``model_spec`` is set — an LM of
-    ``external.models`` as :func:`neuroneval.external.config.perturbable_lm_spec` gives it (a ``transformers_lm``
+    ``external.models`` as :func:`neuroneval.external.own.perturbable_lm_spec` gives it (a ``transformers_lm``
     of the paper profile, or a ``family: custom`` model with ``model_dir``, docs/your_lm.md), loaded with
     ``neuroneval.models.loaders``, and the token stream of its corpus (``tokens``, ``vocabulary``: rule
     ``external_text_dataset`` for a ``kind: text`` dataset, ``external_corpus_stream`` for a ``kind: corpus`` one).

@@ -18,7 +18,7 @@ transformers LM (``model_dir``), optionally through an SAE (docs/your_lm.md).
   ``unit_concepts`` of the recorded tables, the truth of ``truth: {method: known}``.
 - concepteval (paper 004; ``concepteval.corpus: {<custom model>: <corpus dataset>}``) reads the whole corpus as one
   token stream of the tokenizer model, :func:`corpus_token_stream` (rule ``external_corpus_stream``), and perturbs
-  the model itself (:func:`neuroneval.external.config.perturbable_lm_spec`).
+  the model itself (:func:`neuroneval.external.own.perturbable_lm_spec`).
 
 Problems (a tokenizer model that is not a transformers folder, a ``.sae`` layer without an SAE, an unreadable rules
 file, a missing path) are collected by :func:`corpus_setting_problems` and :func:`corpus_file_keys`, called by

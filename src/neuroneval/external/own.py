@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neuroneval.external.config import external_block, resolve_path
+from neuroneval.external.config import LANGUAGE_FAMILIES, external_block, resolve_path
 
 TABLES_KIND = "tables"
 ARRAY_KIND = "array"
@@ -453,3 +453,31 @@ def cosy_problems(config: Mapping[str, Any]) -> list[str]:
                                 "world's concepts only and cannot draw your setting's explanations: list embedded "
                                 "or diffusers alone")
     return problems
+
+
+def perturbable_lm_spec(model_spec: Mapping[str, Any], *, key: str) -> dict[str, Any]:
+    """The spec of an LM of ``external.models`` (paths resolved) as concepteval reads it — the one place that says
+    which LMs it can perturb: a ``family: transformers_lm`` model as declared, or a ``family: custom`` model with
+    ``model_dir`` (a ``save_pretrained`` transformers causal LM and its tokenizer, docs/your_lm.md) as a
+    ``transformers_lm`` of that folder. :func:`neuroneval.concepteval.sources.load_token_source` loads either;
+    :mod:`neuroneval.concepteval.lm_split` then finds its
+    blocks (GPT-2's ``transformer.h``, GPT-NeoX's ``gpt_neox.layers``). The workflow passes this spec to the rules
+    (``concepteval_model_spec``), and the params check asks it too.
+
+    Raises ``ValueError`` naming ``key`` for any other model: a custom ``factory``, TorchScript or ``torch.export``
+    model is an opaque module whose blocks and token embeddings concepteval cannot address.
+
+    >>> perturbable_lm_spec({"family": "custom", "model_dir": "/m/tiny-gpt2", "sae": {"transformer.h.0": "sae"}},
+    ...                     key="concepteval.corpus.tiny_gpt2")
+    {'family': 'transformers_lm', 'model_dir': '/m/tiny-gpt2'}
+    """
+    family = model_spec.get("family")
+    if family in LANGUAGE_FAMILIES:
+        return dict(model_spec)
+    if family == CUSTOM_FAMILY and model_spec.get("model_dir"):
+        return {"family": LANGUAGE_FAMILIES[0], "model_dir": str(model_spec["model_dir"])}
+    sources = [name for name in CUSTOM_SOURCES if model_spec.get(name)]
+    what = f"a family {CUSTOM_FAMILY} model of {sources} without model_dir" if family == CUSTOM_FAMILY else \
+        f"a model of family {family!r}"
+    raise ValueError(f"{key}: concepteval perturbs a transformers causal LM (family {LANGUAGE_FAMILIES[0]}, or family "
+                     f"{CUSTOM_FAMILY} with model_dir), not {what}")

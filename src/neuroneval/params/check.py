@@ -462,13 +462,14 @@ def concepteval_lm_problems(config: Mapping[str, Any]) -> list[str]:
 
     Each LM of ``concepteval.models`` that is declared in ``external.models`` needs its corpus in
     ``concepteval.corpus``; each entry ``concepteval.corpus.<lm>: <dataset>`` needs an LM that concepteval can
-    perturb (:func:`neuroneval.external.config.perturbable_lm_spec`: ``family: transformers_lm`` or ``family:
+    perturb (:func:`neuroneval.external.own.perturbable_lm_spec`: ``family: transformers_lm`` or ``family:
     custom`` with ``model_dir``) and a ``kind: text`` or ``kind: corpus`` dataset of ``external.datasets``. A user's
     corpus has none of the embedded text world's planted concepts, so a probe family that ``family_set: all``
     would build (``concepteval.families.probe``) is refused while such an LM is studied. Every problem names its
     key; LMs named nowhere are reported by :func:`_section_problems`.
     """
     from neuroneval.external.corpus import corpus_datasets
+    from neuroneval.external.own import perturbable_lm_spec
 
     external = externals.external_block(config)
     concepteval = config.get("concepteval") or {}
@@ -484,7 +485,7 @@ def concepteval_lm_problems(config: Mapping[str, Any]) -> list[str]:
             problems.append(f"{key}: {name!r} is not declared in external.models ({sorted(models)})")
         else:
             try:
-                externals.perturbable_lm_spec(models[name], key=key)
+                perturbable_lm_spec(models[name], key=key)
             except ValueError as error:
                 problems.append(str(error))
         if dataset not in readable:
