@@ -212,11 +212,11 @@ def _explain_external_spatial(job: StepIO, fitting: Fitting) -> pd.DataFrame:
     inputs = pd.read_csv(job.input.inputs)
     if not np.array_equal(inputs[io.ID_COLUMN].to_numpy(), ids):
         raise ValueError(f"{job.input.inputs}: the dataset's input ids differ from the setting's tables")
-    fitting = np.flatnonzero(fit)
-    masks = load_concept_masks(job.input.masks, files=inputs["path"].astype(str).to_numpy()[fitting].tolist(),
+    fitting_rows = np.flatnonzero(fit)
+    masks = load_concept_masks(job.input.masks, files=inputs["path"].astype(str).to_numpy()[fitting_rows].tolist(),
                                concept_names=data.concept_names, key=external["masks_key"])
     keep = slice(0, int(spatial["max_inputs"]))
-    rows, mask_array = fitting[masks.rows[keep]], masks.masks[keep]
+    rows, mask_array = fitting_rows[masks.rows[keep]], masks.masks[keep]
     loaded = load_model(loader_spec(external["model"]))
     device = resolve_device(external["runtime"]["device"])
     loaded.module.to(device)
