@@ -1,4 +1,5 @@
-"""The package's import graph, read with :mod:`ast`: no private name crosses a package, no module import loop.
+"""The package's import graph, read with :mod:`ast`: no private name crosses a module, no step module imports
+another, no module import loop.
 
 A module is a file under ``src/neuroneval``; its package is the first name below ``neuroneval`` (``crowd``,
 ``worlds``, … or the module itself for top-level files). Every import counts, also those inside functions:
@@ -15,8 +16,6 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "neuroneval"
-#: Packages whose private imports are being moved by the glue clean-up of issue 18; empty it once that lands.
-PRIVATE_IMPORTS_ALLOWED_IN = ("pipeline", "metrics")
 #: Package-level loops not yet broken: ``explain.cosy_benchmark`` / ``explain.crowd_benchmark`` run CoSy and the
 #: crowd study while ``cosy.user``, ``cosy.cli``, ``crowd.prompts`` and ``crowd.study_folder`` parse explanations
 #: with ``explain.explanation``. Remove a set once its loop is broken; no other package may join a loop.
@@ -67,20 +66,38 @@ def test_the_scan_sees_the_package() -> None:
     assert {"neuroneval.crowd", "neuroneval.cosy.generators", "neuroneval.worlds.vision"} <= set(MODULES)
 
 
-def test_no_module_imports_a_private_name_from_another_package() -> None:
+def test_no_module_imports_a_private_name_from_another_module() -> None:
+    """Issue 35: a name that another module needs is public where it lives (a private name is that module's own)."""
     found = []
     for module in MODULES:
-        if _top_package(module) in PRIVATE_IMPORTS_ALLOWED_IN:
-            continue
         for source, name, line in _imports(module):
-            if not source.startswith(PACKAGE) or _top_package(source) == _top_package(module):
+            if not source.startswith(PACKAGE) or source == module:
                 continue
             private = [part for part in source.split(".") if _is_private(part)]
             if name is not None and _is_private(name):
                 private.append(name)
             if private:
                 found.append(f"{MODULES[module].relative_to(SOURCE)}:{line} imports {private} from {source}")
-    assert not found, "private names imported across packages:\n" + "\n".join(found)
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
+
+
+def _is_step_module(module: str) -> bool:
+    """A module of ``neuroneval.pipeline`` whose functions feed workflow rules (``*_steps``)."""
+    return module.startswith(f"{PACKAGE}.pipeline.") and module.endswith("_steps")
+
+
+def test_the_step_modules_are_found() -> None:
+    steps = {module for module in MODULES if _is_step_module(module)}
+    assert {"neuroneval.pipeline.explain_steps", "neuroneval.pipeline.cosy_steps"} <= steps
+    assert not _is_step_module("neuroneval.pipeline.runner")
+
+
+def test_no_step_module_imports_another_step_module() -> None:
+    """Issue 35: glue reads, calls the library, writes; what two steps share lives in the library."""
+    found = [f"{MODULES[module].relative_to(SOURCE)}:{line} imports {source}{'.' + name if name else ''}"
+             for module in filter(_is_step_module, MODULES) for source, name, line in _imports(module)
+             if source != module and (_is_step_module(source) or _is_step_module(f"{source}.{name}"))]
+    assert not found, "step modules importing step modules:\n" + "\n".join(found)
 
 
 def _import_graph() -> dict[str, set[str]]:

@@ -174,3 +174,25 @@ def truth_frame(unit_concepts: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     if not rows:
         raise ValueError("no unit of this setting has a known concept among the setting's concepts")
     return pd.DataFrame(rows, columns=["unit", "concept"])
+
+
+
+def setting_ids(concept_file: str | Path) -> np.ndarray:
+    """The input ids of a setting, in its concept table's order (every table of the setting must follow it)."""
+    from neuroneval.io import ID_COLUMN
+
+    frame, _ = read_concept_table(concept_file)
+    return frame[ID_COLUMN].to_numpy()
+
+
+def aligned_concepts(path: str | Path, ids: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, dict]:
+    """The columns ``names`` of a concept table, checked to hold the setting's input ids, and its metadata."""
+    from neuroneval.io import ID_COLUMN
+
+    frame, metadata = read_concept_table(path)
+    if not np.array_equal(frame[ID_COLUMN].to_numpy(), ids):
+        raise ValueError(f"{path}: its input ids differ from the setting's tables")
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: concept columns {missing[:3]} of the setting are missing")
+    return frame[list(names)].to_numpy(dtype=np.float64), metadata

@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from neuroneval.cosy.model_path import resolve_model_path
 from neuroneval.cosy.study import read_explanation_table
-from neuroneval.pipeline.cosy_steps import cosy_setting_units, resolve_model_path
+from neuroneval.pipeline.cosy_steps import cosy_setting_units
 
 SETTINGS = {
     "final": {"dataset": "vision_probe", "units": [{"model": "vision_vit", "layer": "softmax"}],

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import pearsonr
 
-from neuroneval import io
+from neuroneval import explain_catalogue, io
 from neuroneval.explain import truth_explanations
 from neuroneval.explain.ideal import (
     CONCEPT_RENDERING_GENERATORS,
@@ -18,7 +18,6 @@ from neuroneval.explain.ideal import (
     ideal_scores,
 )
 from neuroneval.meta.ideal_units import load_ideal_units
-from neuroneval.pipeline import explain_steps
 from tests.explain.test_benchmark_scorers import brute_auc
 
 NAMES = ["c:a", "c:b", "c:c", "c:d"]
@@ -116,8 +115,8 @@ def test_ideal_cosy_scores_match_brute_force_and_the_closed_form() -> None:
 
 
 def test_the_steps_name_the_ceiling_rows_alike() -> None:
-    assert explain_steps.IDEAL == IDEAL and IDEAL in explain_steps.REFERENCE_ROWS
-    assert explain_steps.method_tables(IDEAL) == (1, 2) and IDEAL not in explain_steps.BASELINES
+    assert explain_catalogue.IDEAL == IDEAL and IDEAL in explain_catalogue.REFERENCE_ROWS
+    assert explain_catalogue.method_tables(IDEAL) == (1, 2) and IDEAL not in explain_catalogue.BASELINES
 
 
 def test_fidelity_claims_never_count_the_ceiling_as_a_method() -> None:

@@ -14,7 +14,8 @@ import pytest
 from neuroneval import io
 from neuroneval.explain import Concept, LLMOptions, Text, read_explanations
 from neuroneval.explain.llm_backend import LLMError, concept_or_text, position_contexts
-from neuroneval.pipeline.explain_steps import explain_setting, method_options, method_tables
+from neuroneval.explain_catalogue import method_options, method_tables
+from neuroneval.pipeline.explain_steps import explain_setting
 from tests.explain.fake_chat import FakeChat
 
 WORDS = ["zebra", "cat", "dog", "tree"]

@@ -16,29 +16,29 @@ from neuroneval import io
 from neuroneval.cli import main
 from neuroneval.explain import Text, parse, read_explanations
 from neuroneval.explain.agreement import ranking_agreement
-from neuroneval.explain.benchmark import holdout_mask
-from neuroneval.explain.explanation import length
-from neuroneval.pipeline.explain_benchmark_steps import explain_benchmark, explain_crowd
-from neuroneval.pipeline.explain_steps import (
-    BASELINES,
-    EXPLAIN_METHODS,
-    IDEAL,
-    REFERENCE_ROWS,
-    base_method,
-    explain_results,
-    explain_score,
-    explain_setting,
-    method_files,
-    method_options,
-    method_tables,
+from neuroneval.explain.benchmark import (
+    holdout_mask,
     pseudo_cosines,
     reference_rows,
-    score_columns,
     score_setting,
     summary_table,
     truth_recovered,
     unit_groups,
 )
+from neuroneval.explain.benchmark import score_names as score_columns
+from neuroneval.explain.explanation import length
+from neuroneval.explain_catalogue import (
+    BASELINES,
+    EXPLAIN_METHODS,
+    IDEAL,
+    REFERENCE_ROWS,
+    base_method,
+    method_files,
+    method_options,
+    method_tables,
+)
+from neuroneval.pipeline.explain_benchmark_steps import explain_benchmark, explain_crowd
+from neuroneval.pipeline.explain_steps import explain_results, explain_score, explain_setting
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPLAIN = {"methods": {"netdissect": {"quantile": 0.02}, "le_label": {"max_length": 4}, "compexp": {"beam_size": 3},

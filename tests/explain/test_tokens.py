@@ -9,8 +9,9 @@ import torch
 from neuroneval.activations.extract import pool, spatial_grid
 from neuroneval.activations.lm import CONCEPT_PREFIX
 from neuroneval.explain import CaptionOptions, ProbingData, parse
+from neuroneval.explain.benchmark import truth_recovered
 from neuroneval.explain.tokens import token_explanation, top_token_concept_explanations
-from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS, method_tables, truth_recovered
+from neuroneval.explain_catalogue import EXPLAIN_METHODS, method_tables
 from neuroneval.worlds.text import next_token_names
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "zyx"]

@@ -10,17 +10,17 @@ import pytest
 import yaml
 
 from neuroneval.explain import read_explanations
+from neuroneval.explain.benchmark import reference_rows
+from neuroneval.explain.benchmark import score_names as score_columns
 from neuroneval.explain.oracle import ORACLE, concept_groups
-from neuroneval.pipeline.explain_steps import (
+from neuroneval.explain_catalogue import (
     BASELINES,
+    CATALOGUE,
     IDEAL,
-    PSEUDO_METHODS,
     REFERENCE_ROWS,
     base_method,
     method_files,
     method_tables,
-    reference_rows,
-    score_columns,
 )
 from tests.workflow.conftest import ROOT, make_workspace, run_tool, tiny_params
 
@@ -56,7 +56,7 @@ def floor_of(table_id: int) -> str:
 def reads_labels(method: str, setting: dict) -> bool:
     """Whether a method's explanations come from the ground-truth labels (not pseudo-labels, not a baseline)."""
     base, _ = base_method(method)
-    if base in reference_rows() or base in PSEUDO_METHODS:
+    if base in reference_rows() or (base in CATALOGUE and "pseudo" in CATALOGUE[base].inputs):
         return False
     return base == "le_label" or setting["concepts"]["source"] == "labels"
 

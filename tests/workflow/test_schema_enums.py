@@ -5,6 +5,7 @@ The schema cannot import Python, so it restates them; this test is what keeps th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,15 @@ from neuroneval.concepts.pseudo import CALIBRATION_SCOPES
 from neuroneval.cosy.options import GENERATOR_NAMES
 from neuroneval.crowd.aggregation import AGGREGATION_METHODS
 from neuroneval.crowd.sampling import SAMPLING_METHODS
+from neuroneval.explain_catalogue import (
+    CATALOGUE,
+    EXPLAIN_METHODS,
+    SIMPLE_CONCEPT_FILES,
+    SIMPLE_RUN_METHODS,
+    SPATIAL_METHODS,
+)
 from neuroneval.metrics import METRICS
 from neuroneval.metrics.ties import TIES
-from neuroneval.pipeline.explain_steps import EXPLAIN_METHODS
 from neuroneval.sanity.perturb import SUBCLASS_RULES
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "params.schema.yaml"
@@ -49,10 +56,7 @@ ENUMS = {
     "concepteval/family_set": tuple(FAMILY_SETS),
     "concepteval/windows/retest": RETEST_MODES,
     "concepteval/readability/cooccurrence_sides/items": READABILITY_SIDES,
-}
-#: enums that may list a subset of the library's choices
-SUBSETS = {
-    "explain/simple/items": EXPLAIN_METHODS,
+    "explain/simple/items": SIMPLE_RUN_METHODS,
 }
 
 
@@ -97,11 +101,20 @@ def test_explain_setting_scorer_and_concept_subsets_are_the_library_choices() ->
     assert list(spec["method_concepts"]["properties"]["methods"]["items"]["enum"]) == list(EXPLAIN_METHODS)
 
 
-@pytest.mark.parametrize("path", sorted(SUBSETS))
-def test_schema_enum_is_a_subset_of_the_library_choice(path: str) -> None:
+def test_explain_method_blocks_are_the_catalogue() -> None:
+    """The method catalogue is the one home of the methods: the schema's per-setting and spatial method enums,
+    the ``explain.methods`` blocks (formula methods may not set ``max_length``: ``explain.max_length`` does) and
+    the Table 1 files of the CoSy and crowd blocks all restate it."""
     schema = yaml.safe_load(SCHEMA.read_text())
-    values = _node(schema, path)["enum"]
-    assert set(values) <= set(SUBSETS[path]), sorted(set(values) - set(SUBSETS[path]))
+    setting = _node(schema, "explain/settings")["additionalProperties"]["properties"]
+    assert list(setting["spatial"]["properties"]["methods"]["items"]["enum"]) == list(SPATIAL_METHODS)
+    blocks = _node(schema, "explain/methods")["properties"]
+    assert list(blocks) == list(EXPLAIN_METHODS)
+    formula = [name for name, block in blocks.items() if block.get("not") == {"required": ["max_length"]}]
+    assert formula == [name for name in EXPLAIN_METHODS if CATALOGUE[name].formula]
+    pattern = schema["$defs"]["explain_simple_files"]["items"]["pattern"]
+    accepted = [name for name in [*CATALOGUE, *(f"{name}_l1" for name in CATALOGUE)] if re.fullmatch(pattern, name)]
+    assert set(accepted) == set(SIMPLE_CONCEPT_FILES)
 
 
 @pytest.mark.parametrize("name, library", [("SANITY_ABLATIONS", "ablations"), ("TIE_MODES", "ties")])

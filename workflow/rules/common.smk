@@ -4,14 +4,10 @@ from neuroneval.external.config import model_files
 from neuroneval.external.own import custom_models, perturbable_lm_spec
 from neuroneval.code_deps.workflow import StepVersions
 from neuroneval.params.check import canonical_config, check_params
-from neuroneval.pipeline.explain_steps import (
-    LLM_METHODS,
-    PSEUDO_METHODS,
-    TEXT_METHODS,
-    TOKEN_METHODS,
-    base_method,
+from neuroneval.explain_catalogue import (
     benchmark_files,
     benchmark_methods,
+    method_entry,
     method_files,
     method_options,
 )
@@ -431,32 +427,31 @@ def explain_setting_inputs(wildcards):
     """The setting's tables, plus what the method reads: labels, pseudo-labels, truth, the world, a checkpoint."""
     setting = config["settings"][wildcards.setting]
     spec = EXPLAIN["settings"][wildcards.setting]
-    base, _ = base_method(wildcards.method)
+    entry = method_entry(wildcards.method)
     inputs = {
         "activations": setting_activations(wildcards),
         "concepts": setting_concepts(wildcards),
     }
-    if base == "truth":
+    if "truth" in entry.inputs:
         inputs["truth"] = setting_truth(wildcards)
-    if base == "le_label":
+    if "labels" in entry.inputs:
         inputs["labels"] = str(concept_path(setting["dataset"], "labels"))
-    if base in PSEUDO_METHODS:
+    if "pseudo" in entry.inputs:
         inputs["pseudo"] = str(
             concept_path(setting["dataset"], EXPLAIN["pseudo_source"])
         )
     spatial = spec.get("spatial") or {}
-    external = (
-        base in spatial.get("methods", []) and setting["dataset"] in IMAGE_DATASETS
-    )
+    on_maps = entry.spatial and entry.name in spatial.get("methods", [])
+    external = on_maps and setting["dataset"] in IMAGE_DATASETS
     if external:
         inputs.update(explain_external_spatial_inputs(wildcards.setting, spatial))
-    elif base in TEXT_METHODS or base in spatial.get("methods", []):
+    elif "vision_world" in entry.inputs or on_maps:
         inputs["world"] = world_dir(setting["dataset"])
-    if base in TOKEN_METHODS:
+    if "text_world" in entry.inputs:
         inputs["world"] = world_dir(setting["dataset"], kind="text")
-    if base in spatial.get("methods", []) and not external:
+    if on_maps and not external:
         inputs["checkpoint"] = f"data/models/{spatial['model']}.pt"
-    if base in LLM_METHODS:
+    if "llm_world" in entry.inputs:
         inputs["world"] = llm_world_dir(wildcards.setting, setting["dataset"])
     return inputs
 
@@ -497,8 +492,8 @@ def explain_external(wildcards):
     """The dataset and model specs and the runtime of an external setting's spatial method (else empty)."""
     dataset = config["settings"][wildcards.setting]["dataset"]
     spatial = EXPLAIN["settings"][wildcards.setting].get("spatial") or {}
-    base, _ = base_method(wildcards.method)
-    if base not in spatial.get("methods", []) or dataset not in IMAGE_DATASETS:
+    entry = method_entry(wildcards.method)
+    if entry.name not in spatial.get("methods", []) or dataset not in IMAGE_DATASETS:
         return {}
     return {
         "dataset": externals.dataset_spec(EXTERNAL, dataset),

@@ -245,7 +245,7 @@ def cosy_custom_array_images(wildcards):
 
 
 def custom_cosy_run(files):
-    """How a CoSy setting's family custom model runs on generated images (own_steps.custom_model_on_images):
+    """How a CoSy setting's family custom model runs on generated images (cosy.activations.custom_model_on_images):
     its record spec, its preprocess block and the images file of its array dataset (whose rows' shape the
     preprocessing must give; None for another dataset)."""
     dataset = files["dataset"]

@@ -91,3 +91,24 @@ def custom_units(record_spec: Mapping[str, Any], images: np.ndarray, *, layer: s
                                                 "device": device})
     unit_names = [column for column in frame.columns if column != "input_id"]
     return frame[unit_names].to_numpy(dtype=np.float32), unit_names
+
+
+def custom_model_on_images(images: Any, run: Mapping[str, Any], *, layer: str, pooling: str,
+                           runtime: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """Your own model on generated ``uint8`` images, through its declared ``preprocess``
+    (:func:`neuroneval.cosy.activations.custom_units`): the (N, K) activations of ``layer`` and the unit names.
+
+    ``run`` holds ``model_name``, ``model`` (the record spec), ``preprocess`` (the model's block) and
+    ``array_images`` (the images file of the setting's array dataset, or None); ``runtime`` the ``external:``
+    ``batch_size`` and ``device``. Rules ``cosy_custom_units`` and ``explain_cosy_score`` both run it.
+    """
+    from neuroneval.external.images import resolve_device
+    from neuroneval.external.own import array_row_shape
+    from neuroneval.external.preprocess import ImagePreprocessing
+
+    key = f"external.models.{run['model_name']}"
+    return custom_units(
+        run["model"], images, layer=layer,
+        preprocessing=ImagePreprocessing.of_model({"preprocess": run["preprocess"]}, key=key),
+        input_shape=array_row_shape(run["array_images"]) if run["array_images"] else None, key=f"{key}.preprocess",
+        batch_size=int(runtime["batch_size"]), pooling=pooling, device=str(resolve_device(runtime["device"])))

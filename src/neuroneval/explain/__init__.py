@@ -71,6 +71,7 @@ from neuroneval.explain.simulate import (
     simulation_correlation,
     simulation_metrics,
 )
+from neuroneval.explain_catalogue import CATALOGUE
 
 
 @dataclass(frozen=True)
@@ -84,26 +85,23 @@ class MethodSpec:
     summary: str
 
 
-#: The offline methods by their file name in ``explanations/<setting>/<method>.csv``. ``le_label`` and
-#: ``le_pseudo`` are one method on two concept sources: the caller passes labels or pseudo-labels.
-METHODS: Mapping[str, MethodSpec] = {spec.name: spec for spec in (
-    MethodSpec("netdissect", network_dissection, DissectionOptions, ("concepts",),
-               "Network Dissection: concept of highest IoU with the top-quantile activations"),
-    MethodSpec("compexp", compositional_explanations, CompositionalOptions, ("concepts",),
-               "Compositional Explanations: beam search over AND/OR/AND NOT formulas, IoU"),
-    MethodSpec("invert", invert_explanations, CompositionalOptions, ("concepts",),
-               "INVERT: beam search over formulas, AUC of the activation for the formula's label"),
-    MethodSpec("cce", clustered_explanations, ClusteredOptions, ("concepts",),
-               "Clustered Compositional Explanations: one IoU formula per activation cluster"),
-    MethodSpec("le_label", linear_explanations, LinearOptions, ("concepts",),
-               "Linear Explanations on ground-truth labels"),
-    MethodSpec("le_pseudo", linear_explanations, LinearOptions, ("concepts",),
-               "Linear Explanations on pseudo-labels"),
-    MethodSpec("captions", caption_explanations, CaptionOptions, ("captions",),
-               "caption words over-represented among the top-activating inputs"),
-    MethodSpec("top_tokens", top_token_explanations, CaptionOptions, ("tokens",),
-               "tokens over-represented at a text unit's top-activating positions"),
-)}
+#: The library function of each offline method (CLIP-Dissect, the LLM explainer and the baselines take other inputs).
+_FITTERS: Mapping[str, Callable[..., pd.DataFrame]] = {
+    "netdissect": network_dissection, "compexp": compositional_explanations, "invert": invert_explanations,
+    "cce": clustered_explanations, "le_label": linear_explanations, "le_pseudo": linear_explanations,
+    "captions": caption_explanations, "top_tokens": top_token_explanations,
+}
+_OPTIONS: Mapping[str, type] = {options.__name__: options for options in (
+    CaptionOptions, ClusteredOptions, CompositionalOptions, DissectionOptions, LinearOptions)}
+
+#: The offline methods by their file name in ``explanations/<setting>/<method>.csv``: the function above with the
+#: options class, probing data and summary of the method's :data:`~neuroneval.explain_catalogue.CATALOGUE` entry.
+#: ``le_label`` and ``le_pseudo`` are one method on two concept sources: the caller passes labels or pseudo-labels.
+METHODS: Mapping[str, MethodSpec] = {
+    name: MethodSpec(name, function, _OPTIONS[CATALOGUE[name].options], CATALOGUE[name].probing,
+                     CATALOGUE[name].summary)
+    for name, function in _FITTERS.items()
+}
 
 
 def explain(method: str, activations: Any, probing: ProbingData, params: Mapping[str, Any] | None = None, *,

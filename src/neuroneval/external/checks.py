@@ -24,10 +24,10 @@ from neuroneval.external.config import (
     TEXT_KINDS,
     VISION_FAMILIES,
     ExternalConfigError,
-    _check_exists,
-    _is_model_path,
+    check_exists,
     external_block,
     image_datasets,
+    is_model_path,
     probes,
 )
 
@@ -124,11 +124,11 @@ def _file_problems(external: Mapping[str, Any], section: str, name: str) -> list
                 for key, is_folder in DATASET_PATH_KEYS.items() if key in spec]
     else:
         keys = [(f"external.models.{name}.{key}", value, MODEL_PATH_KEYS[key])
-                for key, value in spec.items() if _is_model_path(key, value)]
+                for key, value in spec.items() if is_model_path(key, value)]
     problems = []
     for key, value, is_folder in keys:
         try:
-            _check_exists(external, key, value, is_folder)
+            check_exists(external, key, value, is_folder)
         except ExternalConfigError as error:
             problems.append(str(error))
     return problems

@@ -94,7 +94,7 @@ def dataset_spec(external: Mapping[str, Any], name: str) -> dict[str, Any]:
 def model_spec(external: Mapping[str, Any], name: str) -> dict[str, Any]:
     """The model spec ``external.models.<name>`` with its paths resolved (a ``config`` is a path if ``.json``)."""
     spec = _entry(external, "models", name)
-    return {key: str(resolve_path(external, value)) if _is_model_path(key, value) else value
+    return {key: str(resolve_path(external, value)) if is_model_path(key, value) else value
             for key, value in spec.items()}
 
 
@@ -112,7 +112,7 @@ def dataset_files(external: Mapping[str, Any], name: str) -> list[str]:
 def model_files(external: Mapping[str, Any], name: str) -> list[str]:
     """The user's checkpoint files and folders a model reads (Snakemake inputs), resolved."""
     spec = _entry(external, "models", name)
-    return [str(resolve_path(external, value)) for key, value in spec.items() if _is_model_path(key, value)]
+    return [str(resolve_path(external, value)) for key, value in spec.items() if is_model_path(key, value)]
 
 
 def dataset_masks(external: Mapping[str, Any], name: str, *, needed_by: str) -> str:
@@ -123,7 +123,7 @@ def dataset_masks(external: Mapping[str, Any], name: str, *, needed_by: str) -> 
         raise ExternalConfigError(f"{needed_by} needs per-pixel concept masks of dataset {name!r}: declare "
                                   f"external.datasets.{name}.masks (an .npz or a folder of .npy arrays; "
                                   "see docs/paper_profile.md)")
-    _check_exists(external, f"external.datasets.{name}.masks", spec["masks"], None)
+    check_exists(external, f"external.datasets.{name}.masks", spec["masks"], None)
     return str(resolve_path(external, spec["masks"]))
 
 
@@ -134,13 +134,17 @@ def _entry(external: Mapping[str, Any], section: str, name: str) -> Mapping[str,
     return entries[name]
 
 
-def _is_model_path(key: str, value: Any) -> bool:
+def is_model_path(key: str, value: Any) -> bool:
+    """Whether ``key: value`` of a model spec names a file or folder (a key of ``MODEL_PATH_KEYS``; ``config``
+    only as a ``.json`` file)."""
     if key not in MODEL_PATH_KEYS or not isinstance(value, str | Path):
         return False
     return key != "config" or str(value).endswith(".json")
 
 
-def _check_exists(external: Mapping[str, Any], key: str, value: str | Path, is_folder: bool | None) -> None:
+def check_exists(external: Mapping[str, Any], key: str, value: str | Path, is_folder: bool | None) -> None:
+    """Raise :class:`ExternalConfigError` naming ``key`` and the resolved path unless ``value`` exists under
+    ``external.data_root`` (a folder, a file, or either for ``is_folder=None``)."""
     path = resolve_path(external, value).absolute()
     relative = "" if Path(str(value)).expanduser().is_absolute() else \
         f" (relative to external.data_root = {data_root(external)})"

@@ -19,15 +19,12 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
-
-if TYPE_CHECKING:
-    from neuroneval.cosy.options import GeneratorOptions
 
 #: Where the embedded generator's checkpoint lives (outside data/models, which the DVC ``models`` stage owns).
 EMBEDDED_CHECKPOINT = "data/cosy_models/diffusion"
@@ -120,39 +117,15 @@ def cosy_train_embedded(job: StepIO) -> None:
     print(json.dumps(report, indent=1, default=str))
 
 
-def resolve_model_path(model: str, data_root: str | Path) -> str:
-    """A diffusers model: a folder under ``data_root`` when one exists there, else the path or hub id as given.
-
-    >>> resolve_model_path("/abs/sdxl", "data/paper_inputs")
-    '/abs/sdxl'
-    """
-    if not model:
-        return model
-    candidate = Path(data_root).expanduser() / Path(model).expanduser()
-    return str(candidate) if not Path(model).is_absolute() and candidate.exists() else model
-
-
-def with_model_path(options: GeneratorOptions, data_root: str | Path) -> GeneratorOptions:
-    """Generator options with a diffusers ``model`` resolved under ``data_root`` (:func:`resolve_model_path`);
-    other generators' options unchanged."""
-    from neuroneval.cosy.options import DiffusersOptions
-
-    if not isinstance(options, DiffusersOptions):
-        return options
-    return dataclasses.replace(options, model=resolve_model_path(options.model, data_root))
-
-
-def _world_params(world_dir: str | Path) -> dict[str, Any]:
-    return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])
-
-
 def cosy_generate(job: StepIO) -> None:
     """Generate (or resume) every image the CoSy tables need with one generator; write its manifest."""
     from neuroneval.cosy.evaluation import image_plan
     from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.model_path import with_model_path
     from neuroneval.cosy.options import CosyOptions
     from neuroneval.cosy.study import read_explanation_table
     from neuroneval.cosy.synthesis import synthesize, throughput, write_manifest
+    from neuroneval.worlds.vision import saved_world_params
 
     options = CosyOptions.from_params(job.params.cosy)
     name = job.wildcards.generator
@@ -160,7 +133,7 @@ def cosy_generate(job: StepIO) -> None:
     generator_options = with_model_path(options.generator_options(name), getattr(job.params, "data_root", "."))
     world_dir = getattr(job.input, "world", None)
     generator = build_generator(name, generator_options,
-                                world_params=_world_params(world_dir) if world_dir else None,
+                                world_params=saved_world_params(world_dir) if world_dir else None,
                                 checkpoint=getattr(job.input, "checkpoint", None))
     plan = image_plan(explanations, options)
     root = Path(job.output.manifest).parent
@@ -242,6 +215,7 @@ def cosy_user(job: StepIO) -> None:
     """CoSy on a user's explanation file (``cosy.user_explanations.<name>``): true and random explanations of the
     setting's units against its probing split (:func:`neuroneval.cosy.user.score_user_explanations`)."""
     from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.model_path import with_model_path
     from neuroneval.cosy.options import generator_options
     from neuroneval.cosy.user import CosyUserEntry, score_user_explanations
     from neuroneval.explain import read_explanations

@@ -23,15 +23,10 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import io
-from neuroneval.pipeline.cosy_steps import _world_params, with_model_path
 from neuroneval.pipeline.runner import StepIO
 
 if TYPE_CHECKING:
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions
-
-#: Name prefixes of the CoSy and crowd scorers in agreement.csv (``cosy_auc:oracle``, ``crowd:bayes_pseudo``).
-SCORER_PREFIXES = {"cosy": "cosy_auc:", "crowd": "crowd:"}
-
 
 def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
     from neuroneval.explain import read_explanations
@@ -43,9 +38,11 @@ def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tu
 def explain_cosy_generate(job: StepIO) -> None:
     """The text each Table 1 explanation shows and its synthetic images under one generator (resumed)."""
     from neuroneval.cosy.generators import build_generator
+    from neuroneval.cosy.model_path import with_model_path
     from neuroneval.cosy.options import generator_options
     from neuroneval.cosy.synthesis import plan_images, synthesize, write_manifest
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, prompt_table
+    from neuroneval.worlds.vision import saved_world_params
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
     prompts = prompt_table(_read_pairs(job.params.pairs, job.input.explanations), max_units=options.max_units,
@@ -55,7 +52,7 @@ def explain_cosy_generate(job: StepIO) -> None:
     spec = with_model_path(generator_options(name, job.params.generator), job.params.data_root)
     world_dir = getattr(job.input, "world", None)
     generator = build_generator(name, spec,
-                                world_params=_world_params(world_dir) if world_dir else None,
+                                world_params=saved_world_params(world_dir) if world_dir else None,
                                 checkpoint=getattr(job.input, "checkpoint", None))
     plan = plan_images(texts, templates=[options.template], n_images=options.n_images)
     print(f"{name}: {len(prompts)} explanations, {len(texts)} distinct texts, {len(plan)} images")
@@ -72,12 +69,12 @@ def explain_cosy_score(job: StepIO) -> None:
     ceiling rows ``ideal``: the truth explanations on the world's ideal units (their labels on the control images,
     the rendered concept on the synthetic ones; NaN for a generator whose images carry no labels,
     :mod:`neuroneval.explain.ideal`)."""
-    from neuroneval.cosy.activations import classifier_units
+    from neuroneval.cosy.activations import classifier_units, custom_model_on_images
     from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
     from neuroneval.explain.benchmark import holdout_mask
     from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
     from neuroneval.explain.ideal import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON
-    from neuroneval.pipeline.own_steps import custom_model_on_images
+    from neuroneval.worlds.vision import saved_world_params
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
     manifest = read_manifest(job.input.manifest)
@@ -85,7 +82,7 @@ def explain_cosy_score(job: StepIO) -> None:
     generated = load_images(Path(job.input.manifest).parent, manifest["path"].tolist())
     world_dir = getattr(job.input, "world", None) or None
     if world_dir:
-        world_images = resize_images(generated, int(_world_params(world_dir)["image_size"]))
+        world_images = resize_images(generated, int(saved_world_params(world_dir)["image_size"]))
         hierarchy = json.loads((Path(world_dir) / "hierarchy.json").read_text())
     extraction = job.params.activations
     custom = getattr(job.params, "custom", None) or {}
@@ -143,8 +140,7 @@ def explain_crowd(job: StepIO) -> None:
     from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
     from neuroneval.explain.ideal import ideal_crowd_scores
     from neuroneval.meta.ideal_units import load_ideal_units
-    from neuroneval.pipeline.explain_steps import aligned_concepts, setting_ids
-    from neuroneval.settings import load_setting
+    from neuroneval.settings import aligned_concepts, load_setting, setting_ids
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
     setting = job.params.setting
@@ -196,52 +192,6 @@ def explain_crowd_pages(job: StepIO) -> None:
     print(f"{job.wildcards.setting}: {sum(path.suffix == '.html' for path in written)} task pages")
 
 
-def scorer_tables(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame,
-                  metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Wide per-unit scores of Table 1's methods (index setting, unit; baselines, ceiling, text methods left out) for
-    every scorer: ``simulation_correlation``, each metric, ``cosy_auc:<generator>``, ``crowd:<aggregation>``."""
-    from neuroneval.pipeline.explain_steps import reference_rows
-
-    def wide(frame: pd.DataFrame, value: str) -> pd.DataFrame:
-        frame = frame[~frame["method"].isin(reference_rows())]
-        return frame.pivot_table(index=["setting", "unit"], columns="method", values=value, dropna=False)
-
-    table1 = scores[(scores["table"] == 1) & (scores["kind"] != "text")]
-    scorers = {column: wide(table1, column) for column in ("simulation_correlation", *metrics)}
-    for generator, frame in cosy.groupby("generator", sort=False) if len(cosy) else ():
-        scorers[f"{SCORER_PREFIXES['cosy']}{generator}"] = wide(frame, "auc")
-    for aggregation, frame in crowd.groupby("aggregation", sort=False) if len(crowd) else ():
-        scorers[f"{SCORER_PREFIXES['crowd']}{aggregation}"] = wide(frame, "crowd_correlation")
-    return scorers
-
-
-def benchmark_agreement(scores: pd.DataFrame, cosy: pd.DataFrame, crowd: pd.DataFrame, metrics: Sequence[str], *,
-                        n_boot: int, ci_level: float, seed: int) -> pd.DataFrame:
-    """agreement.csv: simulation vs each metric on Tables 1 and 2 (per setting and pooled), then on Table 1 every
-    pair of scorers except metric vs metric, per setting that CoSy or the crowd scored and pooled (``all``)."""
-    from neuroneval.explain.agreement import scorer_agreement
-    from neuroneval.pipeline.explain_steps import method_agreement
-
-    parts = [method_agreement(scores, table_id, metrics, n_boot=n_boot, ci_level=ci_level, seed=seed)
-             for table_id in (1, 2)]
-    scorers = scorer_tables(scores, cosy, crowd, metrics)
-    others = [name for name in scorers if name not in metrics]
-    pairs = [(first, second) for position, first in enumerate(others) for second in others[position + 1:]]
-    pairs += [(first, metric) for first in others[1:] for metric in metrics]
-    scored = sorted(set(cosy.get("setting", pd.Series(dtype=str))) | set(crowd.get("setting", pd.Series(dtype=str))))
-    scopes: list[tuple[str, Mapping[str, pd.DataFrame]]] = [
-        (setting, {name: frame[frame.index.get_level_values("setting") == setting] for name, frame in scorers.items()})
-        for setting in scored]
-    scopes.append(("all", scorers))
-    for scope, tables in scopes:
-        rows = scorer_agreement(tables, pairs=pairs, n_boot=n_boot, ci_level=ci_level, seed=seed)
-        parts.append(rows.rename(columns={"other": "metric"}).assign(table=1, setting=scope, n_boot=n_boot,
-                                                                    ci_level=ci_level, seed=seed))
-    columns = ["table", "setting", "reference", "metric", "n_methods", "n_units", "tau", "ci_low", "ci_high",
-               "n_boot", "ci_level", "seed"]
-    return pd.concat(parts, ignore_index=True)[columns]
-
-
 def _read_all(paths: Sequence[str]) -> pd.DataFrame:
     frames = [pd.read_csv(path, dtype={"unit": str}, keep_default_na=False, na_values=[""]) for path in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -251,8 +201,8 @@ def explain_benchmark(job: StepIO) -> None:
     """CoSy and crowd tables (mean ± s.e. per method, the random floor and the ``ideal`` ceiling) and the scorers'
     agreement."""
     from neuroneval.explain.agreement import method_summary
+    from neuroneval.explain.benchmark import benchmark_agreement, score_names
     from neuroneval.figures.results import plot_agreement, plot_cosy_table
-    from neuroneval.pipeline.explain_steps import score_columns
 
     scores = _read_all(job.input.scores)
     cosy, crowd = _read_all(job.input.cosy), _read_all(job.input.crowd)
@@ -263,7 +213,7 @@ def explain_benchmark(job: StepIO) -> None:
     io.write_csv(job.output.cosy_table, cosy_table)
     io.write_csv(job.output.crowd_table, crowd_table)
     plot_cosy_table(cosy_table, job.output.cosy_figure)
-    metrics = [column for column in score_columns() if column != "simulation_correlation"]
+    metrics = [column for column in score_names() if column != "simulation_correlation"]
     agreement = benchmark_agreement(scores, cosy, crowd, metrics, n_boot=int(job.params.n_boot),
                                     ci_level=float(job.params.ci_level), seed=int(job.params.seed))
     io.write_csv(job.output.agreement, agreement)

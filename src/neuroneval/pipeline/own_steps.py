@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
@@ -95,34 +93,13 @@ def external_tables_concepts(job: StepIO) -> None:
     io.write_concept_table(job.output[0], frame, metadata=metadata)
 
 
-def custom_model_on_images(images: Any, run: Mapping[str, Any], *, layer: str, pooling: str,
-                           runtime: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    """Your own model on generated ``uint8`` images, through its declared ``preprocess``
-    (:func:`neuroneval.cosy.activations.custom_units`): the (N, K) activations of ``layer`` and the unit names.
-
-    ``run`` holds ``model_name``, ``model`` (the record spec), ``preprocess`` (the model's block) and
-    ``array_images`` (the images file of the setting's array dataset, or None); ``runtime`` the ``external:``
-    ``batch_size`` and ``device``. Rules ``cosy_custom_units`` and ``explain_cosy_score`` both run it.
-    """
-    from neuroneval.cosy.activations import custom_units
-    from neuroneval.external.images import resolve_device
-    from neuroneval.external.own import array_row_shape
-    from neuroneval.external.preprocess import ImagePreprocessing
-
-    key = f"external.models.{run['model_name']}"
-    return custom_units(
-        run["model"], images, layer=layer,
-        preprocessing=ImagePreprocessing.of_model({"preprocess": run["preprocess"]}, key=key),
-        input_shape=array_row_shape(run["array_images"]) if run["array_images"] else None, key=f"{key}.preprocess",
-        batch_size=int(runtime["batch_size"]), pooling=pooling, device=str(resolve_device(runtime["device"])))
-
-
 def cosy_custom_units(job: StepIO) -> None:
     """Your own model (a CoSy setting's ``family: custom`` model) on one generator's images, through its declared
-    ``preprocess`` (:func:`custom_model_on_images`): one row per manifest row, ``input_id`` its position, for
-    ``cosy_evaluate``."""
+    ``preprocess`` (:func:`neuroneval.cosy.activations.custom_model_on_images`): one row per manifest row,
+    ``input_id`` its position, for ``cosy_evaluate``."""
     import pandas as pd
 
+    from neuroneval.cosy.activations import custom_model_on_images
     from neuroneval.cosy.synthesis import load_images, read_manifest
 
     setting = job.wildcards.cosy_custom_setting

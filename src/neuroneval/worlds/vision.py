@@ -419,3 +419,9 @@ def load_vision_world(directory: str | Path) -> VisionWorld:
         attributes=attributes,
         params=dict(classes["params"]),
     )
+
+
+def saved_world_params(world_dir: str | Path) -> dict[str, Any]:
+    """The generation params of a saved vision-world split (``params`` of its ``classes.json``,
+    :func:`save_vision_world`)."""
+    return dict(json.loads((Path(world_dir) / "classes.json").read_text())["params"])

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import published
+from neuroneval.explain_catalogue import REFERENCE_ROWS, methods_of_family
 from neuroneval.fidelity.claims.common import Claim, interval_text, judge, meets
 from neuroneval.fidelity.claims.paired import (
     PairedBootstrapOptions,
@@ -146,14 +147,14 @@ def crowd_claims(
 
 # --- paper 001: the explanation methods (Tables 1-3) -------------------------------------------------------------
 
-#: Our method files (``_l1`` runs stripped) per family of paper 001's claims.
-LE_METHODS = ("le_label", "le_pseudo")
-BRODEN_METHODS = ("netdissect", "compexp", "cce")
+#: Our method files (``_l1`` runs stripped) per family of paper 001's claims (the catalogue's families).
+LE_METHODS = methods_of_family("linear")
+BRODEN_METHODS = methods_of_family("broden")
 #: Unit groups (layers) of final-layer class units: the "high-level" units of paper 001's Broden claim.
 HIGH_LEVEL_GROUPS = ("softmax", "logits", "superclass")
 #: Rows of the explanation tables that are no method (never a method in a claim): the random floors, the truth on
 #: the trained unit and the ceiling ``ideal`` (the truth on the world's ideal unit, neuroneval.explain.ideal).
-EXPLAIN_BASELINES = ("random", "random_l1", "truth", "ideal")
+EXPLAIN_BASELINES = REFERENCE_ROWS
 
 
 def _family(method: str) -> str:
