@@ -54,6 +54,7 @@ class FidelityInputs:
     explain_agreement: Path
     explain_cosy: Path
     explain_crowd: Path
+    table4_settings: Path
     paper_settings: Mapping[str, int] = field(default_factory=dict)
     class_rarity: float = 0.001
 
@@ -106,6 +107,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.ceiling, ("setting", "meta_auprc")),
             _read(inputs.worlds, ("setting",)),
             inputs.paper_settings,
+            discrimination=_read(inputs.table4_settings, ("setting", "discriminates", "reason")),
         ),
         *claim_builders.table4_claims(_read(inputs.table4, ("metric", "mean_rank", "mean_auprc")), meta, table3),
         *claim_builders.table3_claims(
