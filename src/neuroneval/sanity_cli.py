@@ -68,6 +68,7 @@ def write_cards(metrics: Sequence[str], *, params_files: Sequence[str | Path], r
     """One card per metric (see the module docstring); ``settings`` restricts the sanity and meta settings."""
     from neuroneval.figures.card import plot_sanity_card
     from neuroneval.meta import MetaOptions
+    from neuroneval.meta.discrimination import meta_options_block
     from neuroneval.metrics import METRICS, get_spec
     from neuroneval.sanity.card import CardSetting, card_text, sanity_card, score_for_card
     from neuroneval.sanity.options import SanityOptions
@@ -83,7 +84,7 @@ def write_cards(metrics: Sequence[str], *, params_files: Sequence[str | Path], r
         get_spec(metric)  # a clear error naming the metric before any data is read
     params = merged_params(params_files)
     root = Path(root)
-    meta = MetaOptions.from_params({key: value for key, value in params["meta"].items() if key != "settings"})
+    meta = MetaOptions.from_params(meta_options_block(params["meta"]))
     sanity = SanityOptions.from_params(params["sanity"])
     sanity_settings, meta_settings = list(sanity.settings), list(params["meta"]["settings"])
     wanted = list(dict.fromkeys([*sanity_settings, *meta_settings]))

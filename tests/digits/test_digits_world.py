@@ -86,7 +86,8 @@ def test_labels_and_hierarchy_match_sklearns_targets(splits, sklearn_digits) -> 
         assert world.hierarchy == {f"parent:{group}": [f"class:{d}" for d in sorted(GROUP_OF) if GROUP_OF[d] == group]
                                    for group in ("round", "straight", "curvy")}
         assert [c for c in world.labels.columns if c != "input_id"] == [
-            *world.class_names, "parent:round", "parent:straight", "parent:curvy"]
+            *world.class_names, "parent:round", "parent:straight", "parent:curvy", "ink:heavy", "symmetry:left_right",
+            "symmetry:top_bottom", "mass:top", "mass:left", "centre:ink", "extent:wide", "loop:closed"]
         assert world.attributes["group"].tolist() == [GROUP_OF[int(d)] for d in truth]
         # every input is exactly one digit and in exactly one group
         labels = world.labels.drop(columns="input_id")

@@ -92,6 +92,34 @@ def test_a_setting_without_a_paper_counterpart_needs_a_ceiling_of_09_and_a_model
     assert claim.verdict == expected and claim.paper_source == "project target"
 
 
+@pytest.mark.parametrize(("ceiling", "ceiling_high", "model", "model_half_width", "tied", "expected"), [
+    (0.9, np.nan, 0.8, np.nan, False, "holds"),
+    (1.0, np.nan, 1.0, 0.0, True, "differs"),  # every metric at 1.000: the targets hold, the setting ranks nothing
+    (0.9 - EPS, 0.9 + EPS, 0.8, np.nan, True, "differs"),  # an interval reaching the target does not save it
+    (0.9 - EPS, 0.9 + EPS, 0.8, np.nan, False, "within_noise")])
+def test_a_setting_without_a_paper_counterpart_must_also_discriminate(
+        ceiling: float, ceiling_high: float, model: float, model_half_width: float, tied: bool, expected: str) -> None:
+    """The verdict of results/table4_settings.csv, computed by the library from these very rows."""
+    from neuroneval.meta.discrimination import DiscriminationOptions, discrimination_table
+
+    meta = _setting_meta(model, model_half_width)
+    if tied:
+        meta = meta.assign(test_auprc=model, ci_low=model - model_half_width, ci_high=model + model_half_width)
+    verdicts = discrimination_table(meta, DiscriminationOptions(), setting_order=["s"])
+    assert bool(verdicts["discriminates"].iloc[0]) is not tied
+    (claim,) = fc.setting_claims(meta, _ceiling(ceiling, ceiling_high), pd.DataFrame(), {}, discrimination=verdicts)
+    assert claim.verdict == expected and "metrics apart beyond their intervals" in claim.claim
+    assert ("fails Table 4's discrimination criterion" in claim.reason) == tied
+    if tied and model_half_width == 0.0:
+        assert "all 2 metrics tie at 1.000" in claim.reason
+
+
+def test_table4_claims_are_not_testable_without_a_discriminating_setting() -> None:
+    table4, meta = _ranking(RANKED)
+    (claim,) = fc.table4_claims(table4.assign(mean_rank=np.nan, mean_auprc=np.nan), meta, pd.DataFrame())
+    assert claim.verdict == "not_testable" and "no setting of Table 4 discriminates" in claim.reason
+
+
 # --- 000: Table 4 ranking -----------------------------------------------------------------------------------------
 
 RANKED = ["auprc", "cosine", "recall", "correlation", "mad", "spearman"]

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from neuroneval.meta import MetaOptions
+from neuroneval.meta.discrimination import DiscriminationOptions, meta_options_block
 from neuroneval.meta.search import evaluate_metric, warn_tied_grid
 from neuroneval.metrics.unit_checks import TiedGridWarning
 from neuroneval.options import OptionsError
@@ -17,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_meta_options_defaults_are_the_shipped_params() -> None:
     block = yaml.safe_load((ROOT / "params.yaml").read_text())["meta"]
-    block.pop("settings")
-    assert MetaOptions() == MetaOptions.from_params(block)
+    assert MetaOptions() == MetaOptions.from_params(meta_options_block(block))
+    assert DiscriminationOptions() == DiscriminationOptions.from_params(block["discrimination"])
 
 
 @pytest.mark.parametrize("field", ["metrics", "alpha_grid", "lam_grid"])

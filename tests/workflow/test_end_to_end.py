@@ -26,7 +26,16 @@ def test_table4_has_the_final_layout(built_workspace: Path) -> None:
     assert table["metric"].tolist() == params["meta"]["metrics"]
     values = table[settings].to_numpy()
     assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
-    np.testing.assert_allclose(table["mean_auprc"], values.mean(axis=1), atol=1e-4)
+    verdicts = pd.read_csv(built_workspace / "results/table4_settings.csv")
+    assert verdicts["setting"].tolist() == settings and verdicts["rule"].eq("separated_pair").all()
+    meta = pd.read_csv(built_workspace / "results/meta.csv")
+    for verdict in verdicts.itertuples():  # the verdict is the brute-force pair search on meta.csv's intervals
+        rows = meta[meta["setting"] == verdict.setting]
+        apart = (rows["ci_low"].to_numpy()[:, None] > rows["ci_high"].to_numpy()[None, :]).any()
+        assert verdict.discriminates == verdict.in_mean == apart, verdict
+    counted = verdicts.loc[verdicts["in_mean"], "setting"].tolist()
+    assert counted, "no setting of the tiny build discriminates"
+    np.testing.assert_allclose(table["mean_auprc"], table[counted].to_numpy().mean(axis=1), atol=1e-4)
     assert (built_workspace / "results/table4.png").stat().st_size > 10_000
 
 
@@ -93,6 +102,11 @@ def test_digits_settings_join_table4_and_the_sanity_tests(built_workspace: Path)
     assert set(digits) <= set(params["meta"]["settings"]) and set(digits) <= set(params["sanity"]["settings"])
     table = pd.read_csv(built_workspace / "results/table4.csv").set_index("metric")
     assert table[digits].notna().all().all()
+    hidden = ["digits_cnn_hidden_gt", "digits_cnn_hidden_attributes_gt"]  # hidden units: they must discriminate
+    verdicts = pd.read_csv(built_workspace / "results/table4_settings.csv").set_index("setting")
+    assert verdicts.loc[hidden, "discriminates"].all(), verdicts.loc[hidden, "reason"]
+    truth = pd.read_csv(built_workspace / "data/truth/digits_cnn_hidden_attributes_gt.csv", dtype=str)
+    assert len(truth) >= 32 and truth["concept"].str.match(r"(ink|symmetry|mass|centre|extent|loop):").all()
     report = pd.read_csv(built_workspace / "results/worlds_report.csv").set_index("setting")
     for name in digits:
         row = report.loc[name]

@@ -60,11 +60,13 @@ def test_snakemake_stops_before_any_job_on_an_unknown_key(tmp_path: Path) -> Non
 
 def test_a_setting_list_naming_an_undefined_setting_stops_snakemake(tmp_path: Path) -> None:
     params = tiny_params()
+    typo_index = len(params["meta"]["settings"])
     params["meta"]["settings"] = [*params["meta"]["settings"], "vit_fianl_gt"]
     workspace = make_workspace(tmp_path, params)
     result = run_tool(["snakemake", "-n", "--cores", "1", "results/table4.csv"], workspace, check=False)
     assert result.returncode != 0
-    assert "meta.settings[12]: 'vit_fianl_gt' is not a setting of settings" in result.stdout + result.stderr
+    assert (f"meta.settings[{typo_index}]: 'vit_fianl_gt' is not a setting of settings"
+            in result.stdout + result.stderr)
 
 
 def test_schedule_naming_an_unknown_model_stops_snakemake(tmp_path: Path) -> None:

@@ -120,8 +120,13 @@ PAPER_SETTINGS = {
     for name, setting in config["settings"].items()
     if "paper_setting" in setting
 }
-# meta without `settings` (Table 4's columns, a param of table4 itself), so adding a column reruns no setting.
-META_KNOBS = {key: value for key, value in config["meta"].items() if key != "settings"}
+# meta without the keys that shape Table 4 itself (its columns, the discrimination criterion: params of table4
+# alone), so adding a column reruns no setting; neuroneval.meta.discrimination.TABLE4_KEYS, restated
+META_TABLE4_KEYS = ["settings", "discrimination"]
+META_KNOBS = {
+    key: value for key, value in config["meta"].items() if key not in META_TABLE4_KEYS
+}
+META_DISCRIMINATION = config["meta"].get("discrimination") or {}
 
 
 def setting_config(wildcards):

@@ -1,6 +1,7 @@
 rule fidelity:
     input:
         table4="results/table4.csv",
+        table4_settings="results/table4_settings.csv",
         meta="results/meta.csv",
         ceiling="results/ceiling.csv",
         worlds="results/worlds_report.csv",

@@ -88,6 +88,12 @@ rule table4:
             category="Table 4",
             subcategory="Table 4",
         ),
+        settings=report(
+            "results/table4_settings.csv",
+            caption="../report/table4.rst",
+            category="Table 4",
+            subcategory="Table 4",
+        ),
         summary=report(
             "results/table4_summary.json",
             caption="../report/table4.rst",
@@ -108,5 +114,6 @@ rule table4:
         step=step_version("table4"),
         settings=META_SETTINGS,
         metrics=METRIC_NAMES,
+        discrimination=META_DISCRIMINATION,
     script:
         "../scripts/step.py"

@@ -53,6 +53,7 @@ class FidelityInputs:
     concepteval_methods: Path
     explain_agreement: Path
     explain_cosy: Path
+    table4_settings: Path
     explain_scores: tuple[Path, ...] = ()
     explain_crowd: tuple[Path, ...] = ()
     paper_settings: Mapping[str, int] = field(default_factory=dict)
@@ -124,6 +125,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.ceiling, ("setting", "meta_auprc")),
             _read(inputs.worlds, ("setting",)),
             inputs.paper_settings,
+            discrimination=_read(inputs.table4_settings, ("setting", "discriminates", "reason")),
         ),
         *claim_builders.table4_claims(_read(inputs.table4, ("metric", "mean_rank", "mean_auprc")), meta, table3),
         *claim_builders.table3_claims(

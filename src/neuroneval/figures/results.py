@@ -30,22 +30,27 @@ UNINFORMATIVE_RANGE = 0.1
 
 
 @styled
-def plot_table4(table: pd.DataFrame, settings: Sequence[str], path: str | Path) -> Path:
+def plot_table4(table: pd.DataFrame, settings: Sequence[str], path: str | Path,
+                excluded: Sequence[str] = ()) -> Path:
     """Heat map of meta-AUPRC (metrics × settings), metrics sorted by mean rank, mean AUPRC annotated.
 
     Each setting's column is labelled with the range of its values; a column whose range is below
-    :data:`UNINFORMATIVE_RANGE` is flagged "uninformative" (every metric scores alike there).
+    :data:`UNINFORMATIVE_RANGE` is flagged "uninformative" (every metric scores alike there), and the settings
+    ``excluded`` from the means (those that fail ``meta.discrimination``) are labelled "not in mean", in red.
     """
     ordered = table.sort_values(["mean_rank", "metric"], kind="stable")
     values = ordered[[*list(settings), "mean_auprc"]].to_numpy(dtype=float)
     spans = np.nanmax(values, axis=0) - np.nanmin(values, axis=0)
     labels = [f"{name}\nrange {span:.2f}" + ("\nuninformative" if span < UNINFORMATIVE_RANGE else "")
+              + ("\nnot in mean" if name in excluded else "")
               for name, span in zip(settings, spans, strict=False)] + ["mean"]
     figure, axes = subplots(width=FULL_WIDTH + 3.0, height=0.34 * len(ordered) + 3.0)
     image = axes.imshow(values, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, aspect="auto")
     axes.set_xticks(np.arange(len(labels)), labels, rotation=35, ha="right", fontsize=9)
-    for tick, span in zip(axes.get_xticklabels(), [*spans[:-1], np.inf], strict=True):
-        if span < UNINFORMATIVE_RANGE:
+    flagged = [*(span < UNINFORMATIVE_RANGE or name in excluded for name, span in zip(settings, spans, strict=False)),
+               False]
+    for tick, flag in zip(axes.get_xticklabels(), flagged, strict=True):
+        if flag:
             tick.set_color(FAIL_COLOUR)
     axes.set_yticks(np.arange(len(ordered)),
                     [f"{metric}  (rank {rank:.1f})" for metric, rank in zip(ordered["metric"], ordered["mean_rank"],

@@ -53,15 +53,20 @@ def ceiling(job: StepIO) -> None:
 
 
 def table4(job: StepIO) -> None:
-    """Assemble Table 4 (meta-AUPRC per metric and setting, mean AUPRC, mean rank), its tidy source and plot."""
+    """Assemble Table 4 (meta-AUPRC per metric and setting; mean AUPRC and mean rank over the settings that
+    discriminate), the verdict per setting (``results/table4_settings.csv``), its tidy source and plot."""
     from neuroneval.figures.results import plot_table4
-    from neuroneval.meta import build_table4
+    from neuroneval.meta.discrimination import DiscriminationOptions, build_table4_discriminating
 
     tidy = pd.concat([pd.read_csv(path) for path in job.input], ignore_index=True)
-    table = build_table4(tidy, metric_order=list(job.params.metrics), setting_order=list(job.params.settings))
+    table, settings = build_table4_discriminating(tidy, DiscriminationOptions.from_params(job.params.discrimination),
+                                                  metric_order=list(job.params.metrics),
+                                                  setting_order=list(job.params.settings))
     io.write_csv(job.output.tidy, tidy)
     io.write_csv(job.output.table, table, float_format="%.4f")
+    io.write_csv(job.output.settings, settings)
     summary = {row.metric: {"mean_auprc": round(float(row.mean_auprc), 6), "mean_rank": round(float(row.mean_rank), 6)}
                for row in table.itertuples()}
     io.write_json(job.output.summary, summary)
-    plot_table4(table, list(job.params.settings), job.output.figure)
+    plot_table4(table, list(job.params.settings), job.output.figure,
+                excluded=settings.loc[~settings["in_mean"], "setting"].tolist())

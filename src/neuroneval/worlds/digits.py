@@ -17,7 +17,10 @@ classifier training, activation recording and label-concept steps of the vision 
   format; the models' first convolution sees three equal channels).
 - Masks: 1 on stroke pixels (grey level > 0), 0 on the background — the digit is the "main object".
 - Concepts: ``class:<d>`` (one-hot digit, class index = the digit) and ``parent:<group>`` for the groups of
-  ``hierarchy`` (group → digits, every digit in exactly one group); a parent's label is the OR of its children's.
+  ``hierarchy`` (group → digits, every digit in exactly one group); a parent's label is the OR of its children's;
+  then the attribute concepts of how the digit is drawn (``ink:heavy``, ``symmetry:*``, ``mass:*``, ``centre:ink``,
+  ``extent:wide``, ``loop:closed``), computed from the grey levels with thresholds from all bundled images
+  (:mod:`neuroneval.worlds.digit_attributes`).
 - Attributes: ``input_id``, ``class_index``, ``class``, ``digit``, ``group`` and ``source_index`` (the row of
   ``load_digits``), so any image can be traced back to the bundled data.
 
@@ -155,6 +158,10 @@ def build_digits_world(split: str, *, seed: int, probe_fraction: float,
         labels[f"class:{digit}"] = (digits == digit).astype(np.float32)
     for group, members in groups.items():
         labels[f"parent:{group}"] = np.isin(digits, members).astype(np.float32)
+    from neuroneval.worlds.digit_attributes import attribute_concepts
+
+    for name, values in attribute_concepts(levels, grey).items():
+        labels[name] = values.to_numpy()
     attributes = pd.DataFrame({
         io.ID_COLUMN: input_ids,
         "class_index": digits,

@@ -28,7 +28,8 @@ VERDICT_RULES = (
     "and the reason says why",
     "a setting's best meta-AUPRC holds within ±0.10 of the paper's best for the setting it stands in for (within "
     "noise: its bootstrap interval meets that band); a setting without a paper counterpart holds when its ceiling "
-    "is ≥ 0.9 and its trained model ≥ 0.8 (within noise: both bootstrap intervals reach them)",
+    "is ≥ 0.9, its trained model ≥ 0.8 and it discriminates (Table 4's meta.discrimination: two metrics' "
+    "meta-AUPRC intervals apart; within noise: both bootstrap intervals reach the targets and it discriminates)",
     "a ranking claim holds when the metric sits where the paper puts it (top 3; Spearman in the bottom 2); within "
     "noise when its meta-AUPRC interval overlaps that of the metric in the claimed place in every setting; the "
     "passing-vs-failing rank gap has no interval",

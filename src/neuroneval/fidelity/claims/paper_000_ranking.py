@@ -28,13 +28,20 @@ def setting_claims(
     worlds: pd.DataFrame,
     paper_settings: Mapping[str, int],
     *,
+    discrimination: pd.DataFrame | None = None,
     source: str = "results/meta.csv, results/ceiling.csv, results/worlds_report.csv",
 ) -> list[Claim]:
     """Per Table 4 setting: our best metric (with its bootstrap interval), the ceiling, and the paper's best.
 
     ``paper_settings`` maps our setting to the paper's App. F.2 number (params ``settings.<name>.paper_setting``);
-    settings without one are judged against the informativeness targets only (ceiling ≥ 0.9, model ≥ 0.8).
+    settings without one are judged against the informativeness targets (ceiling ≥ 0.9, model ≥ 0.8) and, given
+    ``discrimination`` (``results/table4_settings.csv``: ``setting, discriminates, reason``), against Table 4's
+    discrimination criterion too (:mod:`neuroneval.meta.discrimination`): a setting where every metric ties
+    reaches any ceiling and still ranks nothing. That criterion already reads the bootstrap intervals, so failing
+    it is ``differs``, never ``within_noise``.
     """
+    verdicts = ({} if discrimination is None else
+                discrimination.set_index("setting")[["discriminates", "reason"]].to_dict("index"))
     claims = []
     world = worlds.set_index("setting") if "setting" in worlds.columns else pd.DataFrame()
     for setting, rows in meta.groupby("setting", sort=False):
@@ -59,21 +66,28 @@ def setting_claims(
         )
         number = paper_settings.get(setting)
         if number is None:
-            informative = top_ceiling >= CEILING_TARGET and best["test_auprc"] >= MODEL_TARGET
+            verdict = verdicts.get(setting)
+            discriminates = verdict is None or bool(verdict["discriminates"])
+            informative = top_ceiling >= CEILING_TARGET and best["test_auprc"] >= MODEL_TARGET and discriminates
             reachable = bool(
                 (top_ceiling >= CEILING_TARGET or ceiling_high >= CEILING_TARGET)
                 and (best["test_auprc"] >= MODEL_TARGET or best_high >= MODEL_TARGET)
+                and discriminates
             )
             if not informative and reachable:
                 reasons.insert(0, f"the bootstrap intervals reach the targets (best metric up to "
                                   f"{np.nanmax([best['test_auprc'], best_high]):.3f}, ceiling up to "
                                   f"{np.nanmax([top_ceiling, ceiling_high]):.3f})")
+            if not discriminates:
+                reasons.insert(0, f"it fails Table 4's discrimination criterion ({verdict['reason']}): it cannot "
+                                  "rank metrics and stays out of Table 4's means")
+            criterion = "" if verdict is None else ", metrics apart beyond their intervals"
             claims.append(
                 Claim(
                     paper="000",
                     table="Table 4 (setup)",
                     claim=f"{setting}: the setting can rank metrics (ceiling ≥ {CEILING_TARGET}, "
-                          f"trained model ≥ {MODEL_TARGET}; no paper counterpart)",
+                          f"trained model ≥ {MODEL_TARGET}{criterion}; no paper counterpart)",
                     paper_value="—",
                     paper_source="project target",
                     our_value=ours,
@@ -170,8 +184,16 @@ def table4_claims(
     *,
     source: str = "results/table4.csv, results/meta.csv",
 ) -> list[Claim]:
-    """Ranking claims of Table 4: correlation, cosine and AUPRC on top; Spearman last; passing metrics ahead."""
+    """Ranking claims of Table 4: correlation, cosine and AUPRC on top; Spearman last; passing metrics ahead.
+
+    One ``not_testable`` row instead when no setting discriminates (Table 4's mean ranks are NaN)."""
     ranks = table4.set_index("metric")["mean_rank"].astype(float)
+    if ranks.isna().all():
+        return [Claim(paper="000", table="Table 4", claim="the metrics' order by average rank (every ranking claim)",
+                      paper_value="—", paper_source="printed table", our_value="no mean rank",
+                      verdict="not_testable", source=source,
+                      reason="no setting of Table 4 discriminates (results/table4_settings.csv): the means average no "
+                             "setting")]
     position = ranks.rank(method="min").astype(int)
     order = ranks.sort_values(kind="stable").index.tolist()
     n_metrics = len(ranks)
