@@ -21,8 +21,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from neuroneval.concepteval.benchmark import MeasureOptions, cut_windows, measure_run
 from neuroneval.concepteval.concepts import LinearConcept
 from neuroneval.concepteval.sources import load_token_source
-from neuroneval.external.own import perturbable_lm_spec
 from neuroneval.external.corpus import corpus_token_stream
+from neuroneval.external.own import perturbable_lm_spec
 from neuroneval.models.lm import EOS_TOKEN, UNK_TOKEN, word_level_tokenizer
 from neuroneval.params.check import concepteval_lm_problems
 
