@@ -16,8 +16,9 @@ from neuroneval import io
 from neuroneval.explain import read_explanations
 from neuroneval.explain.benchmark import holdout_mask
 from neuroneval.explain.concept_sets import MethodConcepts, method_concept_prefixes
+from neuroneval.explain_catalogue import method_files, method_options
 from neuroneval.options import OptionsError
-from neuroneval.pipeline.explain_steps import explain_score, explain_setting, method_files, method_options
+from neuroneval.pipeline.explain_steps import explain_score, explain_setting
 
 SUBSET = {"methods": ["netdissect", "compexp"], "prefixes": ["colour:", "texture:"]}
 PREFIXES = ["class:", "colour:", "texture:"]

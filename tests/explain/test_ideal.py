@@ -122,11 +122,14 @@ def test_the_steps_name_the_ceiling_rows_alike() -> None:
 def test_fidelity_claims_never_count_the_ceiling_as_a_method() -> None:
     from neuroneval.fidelity import claims
 
-    table2 = pd.DataFrame([("a", "softmax", "le_label", 0.6), ("a", "softmax", "compexp", 0.4),
-                           ("a", "softmax", "truth", 0.5), ("a", "softmax", IDEAL, 1.0)],
-                          columns=["setting", "group", "method", "simulation_correlation_mean"])
-    (claim,) = claims.le_best_claims(table2)
-    assert claim.verdict == "holds" and IDEAL in claims.EXPLAIN_BASELINES
+    rows = [("le_label", 0.6), ("compexp", 0.4), ("truth", 0.5), (IDEAL, 1.0)]
+    unit_effect = np.linspace(-0.1, 0.1, 12)
+    scores = pd.DataFrame([{"setting": "a", "group": "softmax", "table": 2, "method": method, "unit": f"u{i}",
+                            "simulation_correlation": mean + unit_effect[i]}
+                           for method, mean in rows for i in range(unit_effect.size)])
+    _, other_settings = claims.le_best_claims(scores, {"a": {"scored_on": "labels", "concepts": "labels"}})
+    assert other_settings.verdict == "holds" and IDEAL in claims.EXPLAIN_BASELINES
+    assert IDEAL not in other_settings.our_value
 
 
 def test_ideal_crowd_scores_study_the_truth_on_the_ideal_units_only(world: dict) -> None:

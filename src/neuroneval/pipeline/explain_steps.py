@@ -1,10 +1,9 @@
 """Steps of the explanation-method benchmark (issue 15; paper 001 Tables 1–2, App. B.2): explain, score, tabulate.
 
-``explain_setting`` writes ``explanations/<setting>/<method>.csv`` (docs/design.md §2.5) with a method of
-:mod:`neuroneval.explain` fitted on the setting's inputs minus a seeded holdout; ``explain_score`` simulates every
-explanation on the held-out inputs from the ground-truth concept table and scores it
-(:func:`neuroneval.explain.benchmark.score_setting`); ``explain_results`` reduces the scores to Table 1 (simple
-explanations), Table 2 (l > 1) and a figure (:func:`neuroneval.explain.benchmark.summary_table`).
+``explain_setting`` writes ``explanations/<setting>/<method>.csv`` (docs/design.md §2.5), a method fitted on the
+setting's inputs minus a seeded holdout; ``explain_score`` simulates and scores every explanation on the held-out
+inputs (:func:`neuroneval.explain.benchmark.score_setting`); ``explain_results`` reduces the scores to Table 1
+(simple explanations), Table 2 (l > 1) and a figure (:func:`neuroneval.explain.benchmark.summary_table`).
 
 What each method file is (its inputs, how it is fitted, its tables) is its entry of the catalogue
 (:mod:`neuroneval.explain_catalogue`); ``explain_setting`` looks its fitting up in :data:`RUNNERS` by the entry's
