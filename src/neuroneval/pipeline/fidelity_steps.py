@@ -16,14 +16,16 @@ def fidelity(job: StepIO) -> None:
     """The fidelity report: every testable claim of papers 000–002, 004 beside ours (``neuroneval.fidelity``)."""
     from neuroneval.crowd.rarity import PAPER_RARITY
     from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
+    from neuroneval.fidelity.report import theoretical_cells
 
     paths = {name: Path(job.input[name]) for name in FidelityInputs.__dataclass_fields__
              if name not in ("paper_settings", "class_rarity")}
-    table = fidelity_table(FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings),
-                                          class_rarity=PAPER_RARITY))
+    inputs = FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings), class_rarity=PAPER_RARITY)
+    cells = theoretical_cells(inputs)
+    table = fidelity_table(inputs, cells)
     print(table["verdict"].value_counts().to_string())
     io.write_csv(job.output.table, table)
-    io.write_text(job.output.markdown, render_markdown(table))
+    io.write_text(job.output.markdown, render_markdown(table, cells))
 
 
 def fidelity_reference_check(job: StepIO) -> None:
