@@ -69,7 +69,7 @@ def test_a_gamma_row_reads_by_gamma_and_refuses_other_columns() -> None:
 
 
 def test_the_printed_reference_is_primary_and_the_notebook_beside_it() -> None:
-    reference = published_reference()
+    reference = published_reference(load_theoretical_reference())
     assert len(reference) == 24 * 5 * 2 and len(load_printed_reference()) == 18 * 5 * 2
     printed = reference[reference["ref_source"] == "printed table"]
     assert len(printed) == 180 and set(reference.loc[reference["ref_source"] != "printed table", "metric"]) == {
@@ -98,7 +98,7 @@ def test_printed_vs_notebook_labels() -> None:
 
 @pytest.mark.parametrize(("metric", "factor"), [("mad", 1.5043), ("wpmi", 1.0240)])
 def test_printed_mad_and_wpmi_are_the_notebook_divided_by_one_constant(metric: str, factor: float) -> None:
-    reference = published_reference()
+    reference = published_reference(load_theoretical_reference())
     assert span_factor(reference, metric) == pytest.approx(factor, abs=0.0005)
     rows = reference[(reference["metric"] == metric) & (reference["ref_mean_delta"].abs() >= 0.01)
                      & (reference["gamma"] >= 0.01)]
@@ -112,7 +112,7 @@ def test_printed_mad_and_wpmi_are_the_notebook_divided_by_one_constant(metric: s
 @pytest.mark.parametrize("metric", ["recall", "precision", "f1", "iou", "balanced_accuracy", "correlation",
                                     "cosine", "auprc", "inverse_auprc"])
 def test_other_deterministic_metrics_have_no_rescaling(metric: str) -> None:
-    assert span_factor(published_reference(), metric) == pytest.approx(1.0, abs=0.002)
+    assert span_factor(published_reference(load_theoretical_reference()), metric) == pytest.approx(1.0, abs=0.002)
 
 
 def test_the_mad_factor_is_neither_a_reachable_span_nor_a_known_constant() -> None:
@@ -122,7 +122,7 @@ def test_the_mad_factor_is_neither_a_reachable_span_nor_a_known_constant() -> No
     """
     _, spans = theoretical_deltas(["mad"], n=20_000, draws=1, progress=False)
     assert 0.99 <= spans["mad"] <= 1.0 + 1e-9
-    factor = span_factor(published_reference(), "mad")
+    factor = span_factor(published_reference(load_theoretical_reference()), "mad")
     # scipy's normal-consistent MAD scale 1/Φ⁻¹(3/4) = 1.4826 and a round 1.5 both miss by more than the rounding.
     normal_scale = 1 / stats.norm.ppf(0.75)
     assert stats.median_abs_deviation([0.0, 1.0, 2.0], scale="normal") == pytest.approx(normal_scale)
@@ -142,7 +142,7 @@ def _lambda_from_ratio(ratio: float) -> float:
 def test_wpmi_lambda_is_1_in_both_runs_so_only_the_span_differs(source: str) -> None:
     """λ and the log floor fix the missing/extra ratio, which a span cannot change (nor a log base: it scales both
     raw differences and their max − min alike); both runs give λ = 1 within the printed rounding."""
-    reference = published_reference().set_index(["metric", "test", "gamma"])
+    reference = published_reference(load_theoretical_reference()).set_index(["metric", "test", "gamma"])
     column = "ref_mean_delta" if source == "printed" else "notebook_mean_delta"
     missing, extra = reference.loc[("wpmi", "missing", 0.1), column], reference.loc[("wpmi", "extra", 0.1), column]
     low = _lambda_from_ratio((abs(missing) + 5e-5) / (abs(extra) - 5e-5))
@@ -156,7 +156,7 @@ def test_wpmi_lambda_is_1_in_both_runs_so_only_the_span_differs(source: str) -> 
 
 
 def test_compare_with_reference_judges_against_the_printed_value_and_keeps_the_notebook_beside() -> None:
-    reference = published_reference()
+    reference = published_reference(load_theoretical_reference())
     printed = reference[reference["ref_source"] == "printed table"]
     runs = printed[["metric", "test", "gamma"]].assign(
         n=500_000, draws=1000, seed=0, mean_delta=printed["notebook_mean_delta"], delta_se=1e-4,

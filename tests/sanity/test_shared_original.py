@@ -19,6 +19,7 @@ from neuroneval.metrics.context import STREAM_CONCEPT_NOISE, STREAM_UNIT_NOISE, 
 from neuroneval.sanity.printed_reference import published_reference
 from neuroneval.sanity.shared_original import implied_decrease_acc, spearman_per_draw_sd
 from neuroneval.sanity.theoretical import ideal_concepts, theoretical_deltas
+from neuroneval.sanity.theoretical_reference import load_theoretical_reference
 
 EPSILON = 1e-3
 
@@ -121,7 +122,7 @@ def test_ours_and_the_transcribed_loop_have_the_same_per_draw_spread(our_runs: l
 
 def _spearman_cells(source: str) -> list[tuple[float, float, float]]:
     """(γ, mean Δs, Decrease Acc) of the Spearman cells at γ ≤ 0.01 whose Decrease Acc is not 0 or 1."""
-    reference = published_reference()
+    reference = published_reference(load_theoretical_reference())
     rows = reference[(reference["metric"] == "spearman") & (reference["gamma"] <= 0.01)]
     delta, accuracy = (("ref_mean_delta", "ref_decrease_acc") if source == "printed"
                        else ("notebook_mean_delta", "notebook_decrease_acc"))

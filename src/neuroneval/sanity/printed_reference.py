@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from neuroneval import published
-from neuroneval.sanity.theoretical_reference import STOCHASTIC_REFERENCE_METRICS, load_theoretical_reference
 
 #: Metrics whose printed Δs is the notebook's divided by one constant: the printed run normalised them by another
 #: ``max − min`` than the notebook's (docs/fidelity.md; :func:`span_factor` measures the constant).
@@ -90,13 +89,14 @@ def printed_vs_notebook(metric: str, test: str, gamma: float, *, kind: str, delt
     return "sampling"
 
 
-def published_reference(notebook: pd.DataFrame | str | None = None) -> pd.DataFrame:
+def published_reference(notebook: pd.DataFrame) -> pd.DataFrame:
     """The printed Tables C.1–C.4 as the reference, the notebook's saved outputs beside them.
 
     Parameters
     ----------
-    notebook : DataFrame, str or None
-        :func:`load_theoretical_reference` output, a path to a notebook CSV, or None for the bundled copy.
+    notebook : DataFrame
+        :func:`~neuroneval.sanity.theoretical_reference.load_theoretical_reference` output (its ``kind``
+        ``"stochastic"`` marks the metrics whose values are random draws).
 
     Returns
     -------
@@ -107,20 +107,19 @@ def published_reference(notebook: pd.DataFrame | str | None = None) -> pd.DataFr
         ``notebook_decrease_acc``, ``printed_limit`` and ``printed_vs_notebook`` (a label of
         :data:`DIFFERENCE_LABELS`; empty where nothing is printed). ``kind`` is judged on the printed Decrease Acc.
     """
-    if notebook is None or isinstance(notebook, str):
-        notebook = load_theoretical_reference(notebook)
+    stochastic = set(notebook.loc[notebook["kind"] == "stochastic", "metric"])
     notebook = notebook.assign(gamma_key=notebook["gamma"].round(6))
     printed = load_printed_reference()
     printed = printed.assign(gamma_key=printed["gamma"].round(6)).drop(columns="gamma")
-    joined = notebook.rename(columns={"ref_mean_delta": "notebook_mean_delta",
-                                      "ref_decrease_acc": "notebook_decrease_acc"}).merge(
+    joined = notebook.drop(columns="kind").rename(columns={"ref_mean_delta": "notebook_mean_delta",
+                                                          "ref_decrease_acc": "notebook_decrease_acc"}).merge(
         printed, on=["metric", "gamma_key", "test"], how="left")
     has_printed = joined["printed_mean_delta"].notna()
     joined["ref_mean_delta"] = joined["printed_mean_delta"].where(has_printed, joined["notebook_mean_delta"])
     joined["ref_decrease_acc"] = joined["printed_decrease_acc"].where(has_printed, joined["notebook_decrease_acc"])
     joined["ref_source"] = np.where(has_printed, "printed table", "authors' code output")
     accuracy = joined["ref_decrease_acc"]
-    deterministic = ~joined["metric"].isin(STOCHASTIC_REFERENCE_METRICS)
+    deterministic = ~joined["metric"].isin(stochastic)
     joined["kind"] = np.where(~deterministic, "stochastic",
                               np.where((accuracy > 0) & (accuracy < 1), "boundary", "deterministic"))
     joined["printed_vs_notebook"] = [

@@ -102,6 +102,13 @@ def load_theoretical_reference(path: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _printed_primary(notebook_path: str | None) -> pd.DataFrame:
+    """The printed tables with the notebook's outputs (bundled, or the CSV at ``notebook_path``) beside them."""
+    from neuroneval.sanity.printed_reference import published_reference
+
+    return published_reference(load_theoretical_reference(notebook_path))
+
+
 def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str | None = None, *,
                            delta_tolerance: float = 0.005, accuracy_tolerance: float = 0.02) -> pd.DataFrame:
     """Join a :func:`~neuroneval.sanity.theoretical.theoretical_test` run with the published numbers; report the
@@ -131,9 +138,7 @@ def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str 
         (``delta_ok`` and ``accuracy_ok`` for deterministic rows; NaN otherwise).
     """
     if reference is None or isinstance(reference, str):
-        from neuroneval.sanity.printed_reference import published_reference
-
-        reference = published_reference(reference)
+        reference = _printed_primary(reference)
     ours = results.copy()
     ours["gamma_key"] = ours["gamma"].round(6)
     theirs = reference.copy()
@@ -188,9 +193,7 @@ def seed_spread_with_reference(results: pd.DataFrame, reference: pd.DataFrame | 
         ``accuracy_within`` (published value inside our [min, max]).
     """
     if reference is None or isinstance(reference, str):
-        from neuroneval.sanity.printed_reference import published_reference
-
-        reference = published_reference(reference)
+        reference = _printed_primary(reference)
     keyed = results.assign(gamma_key=results["gamma"].round(6))
     spread = keyed.groupby(["metric", "gamma_key", "test"], as_index=False).agg(
         gamma=("gamma", "first"), seeds=("seed", "nunique"), delta_min=("mean_delta", "min"),
