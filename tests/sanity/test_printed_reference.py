@@ -167,3 +167,28 @@ def test_compare_with_reference_judges_against_the_printed_value_and_keeps_the_n
     assert not mad["delta_ok"] and mad["printed_vs_notebook"] == "span"
     notebook_only = compare_with_reference(runs, load_theoretical_reference()).set_index(["metric", "test", "gamma"])
     assert notebook_only.loc[("mad", "extra", 0.1), "delta_ok"] and "ref_source" not in notebook_only.columns
+
+
+def test_table_c_outputs_carry_the_printed_and_notebook_values_beside_ours() -> None:
+    from neuroneval.sanity.tables import analytical_table, gamma_column, gamma_table, with_published_columns
+
+    tidy = load_printed_reference().assign(ties="average", decrease_acc=0.5, mean_delta=-0.25)
+    table = gamma_table(tidy, metrics=["mad", "spearman", "hmean:auc+inverse_auc"], test="missing",
+                        ties="average", value="mean_delta")
+    shown = with_published_columns(table, test="missing", value="mean_delta").set_index("metric")
+    column = gamma_column(0.499)
+    assert shown.loc["mad", [column, f"printed_{column}", f"notebook_{column}"]].tolist() == [-0.25, -0.221, -0.3325]
+    assert np.isnan(shown.loc["hmean:auc+inverse_auc", f"printed_{column}"])
+    assert shown.loc["hmean:auc+inverse_auc", f"notebook_{column}"] == -0.2104
+    accuracy = with_published_columns(gamma_table(tidy, metrics=["spearman"], test="extra", ties="average"),
+                                      test="extra").set_index("metric")
+    assert accuracy.loc["spearman", [f"printed_{gamma_column(0.01)}", f"notebook_{gamma_column(0.01)}"]].tolist() == [
+        0.056, 0.314]
+    with pytest.raises(ValueError, match="value must be"):
+        with_published_columns(table, test="missing", value="span")
+    d2 = analytical_table(["accuracy", "cosine"], gammas=[0.1], n=1000, spans={"accuracy": 1.0, "cosine": 2.0},
+                          epsilon=1e-3, lam=1.0).set_index(["metric", "test"])
+    assert d2.loc[("accuracy", "extra"), "printed_delta"] == pytest.approx(-0.1)
+    assert d2.loc[("accuracy", "extra"), "printed_delta"] == pytest.approx(d2.loc[("accuracy", "extra"),
+                                                                                  "population_delta"])
+    assert np.isnan(d2.loc[("cosine", "missing"), "printed_delta"])
