@@ -159,10 +159,12 @@ def test_cosy_claim_that_differs_states_the_synthetic_vs_natural_gap() -> None:
 
 
 def _published_runs(seed: int) -> pd.DataFrame:
-    """Runs that reproduce every published cell exactly (n = 500,000, 1,000 draws, small standard errors)."""
+    """Runs that reproduce every reference cell exactly (the printed Tables C.1–C.4, the notebook for the
+    combinations; n = 500,000, 1,000 draws, small standard errors)."""
+    from neuroneval.sanity.printed_reference import published_reference
     from neuroneval.sanity.theoretical_reference import load_theoretical_reference
 
-    reference = load_theoretical_reference()
+    reference = published_reference(load_theoretical_reference())
     return pd.DataFrame({"metric": reference["metric"], "test": reference["test"], "gamma": reference["gamma"],
                          "n": 500_000, "draws": 1000, "seed": seed, "mean_delta": reference["ref_mean_delta"],
                          "delta_se": 1e-4, "decrease_acc": reference["ref_decrease_acc"]})
@@ -387,3 +389,19 @@ def test_natural_table_may_be_empty_and_names_a_missing_column(tmp_path) -> None
     pd.DataFrame({"setting": ["s"], "generator": ["g"], "auc_natural": [0.9]}).to_csv(partial, index=False)
     with pytest.raises(ValueError, match=r"partial.csv: missing column\(s\) \['auc_synthetic'"):
         _natural_table(partial)
+
+
+def test_markdown_lists_every_theoretical_cell_with_ours_printed_and_notebook() -> None:
+    runs = pd.concat([_published_runs(0), _published_runs(1)], ignore_index=True)
+    runs.loc[runs["seed"] == 1, "mean_delta"] -= 0.001
+    cells = fc.reference_cells(runs)
+    text = render_markdown(claims_frame([_claim()]), cells)
+    section = text.split("## Tables C.1–C.4 cell by cell")[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| test")]
+    assert len(rows) == len(cells) == 24 * 5 * 2
+    # MAD, extra, γ = 0.1: ours (the printed value, and seed 1 0.001 lower), printed −0.3324, notebook −0.5000.
+    assert ("| extra | mad | 0.1 | -0.3324 [-0.3334, -0.3324] | -0.3324 | -0.5000 | 1.0000 [1.0000, 1.0000] | 1.000 | "
+            "1.000 | another max − min normalises the printed Δs") in section
+    combination = next(row for row in rows if "hmean:auc+inverse_auc" in row)
+    assert combination.endswith("| not printed |")
+    assert render_markdown(claims_frame([_claim()])).count("cell by cell") == 0

@@ -231,7 +231,7 @@ def test_a_deterministic_cell_agrees_within_0005_of_the_published_delta(shift: f
     test = runs.loc[cell, "test"].iloc[0]
     claims = fc.reference_mode_claims(fc.reference_cells(runs), source="x")
     delta_claim = next(c for c in claims if "mean Δs" in c.claim and f"{test}-labels" in c.claim)
-    assert delta_claim.verdict == expected and delta_claim.paper_source == "authors' code output"
+    assert delta_claim.verdict == expected and delta_claim.paper_source == "printed table"
 
 
 @pytest.mark.parametrize(("shift", "expected"), [(0.02 - EPS, "holds"), (0.02 + EPS, "differs")])

@@ -8,7 +8,7 @@ import pandas as pd
 import yaml
 
 from neuroneval.fidelity import COLUMNS, VERDICTS, render_markdown
-from neuroneval.fidelity.claims import PAPER_SOURCES
+from neuroneval.fidelity.claims import PAPER_SOURCES, reference_cells
 from neuroneval.published import TABLE3
 
 #: Claim groups every report has, by (paper, table prefix).
@@ -33,7 +33,7 @@ def test_report_has_the_contract_columns_valid_verdicts_and_every_claim_group(bu
     assert (report.loc[report["verdict"] != "holds", "reason"] != "").all()
     assert set(report["paper_source"]) <= set(PAPER_SOURCES)
     reference_rows = report[report["table"].str.contains("reference mode")]
-    assert len(reference_rows) == 4 and (reference_rows["paper_source"] == "authors' code output").all()
+    assert len(reference_rows) == 4 and (reference_rows["paper_source"] == "printed table").all()
 
 
 def test_every_table4_setting_with_a_paper_counterpart_has_a_row(built_workspace: Path) -> None:
@@ -47,7 +47,9 @@ def test_every_table4_setting_with_a_paper_counterpart_has_a_row(built_workspace
 def test_markdown_is_rendered_from_the_csv_and_cites_existing_sources(built_workspace: Path) -> None:
     report = _report(built_workspace)  # as text: numbers are rendered as the CSV spells them
     markdown = (built_workspace / "results/fidelity.md").read_text()
-    assert markdown == render_markdown(report)
+    cells = reference_cells(pd.read_csv(built_workspace / "results/fidelity/reference_check.csv"))
+    assert markdown == render_markdown(report, cells)
+    assert "## Tables C.1–C.4 cell by cell" in markdown
     for sources in report["source"]:
         for source in str(sources).split(", "):
             assert (built_workspace / source).exists(), source

@@ -109,11 +109,21 @@ def _read_units(paths: tuple[Path, ...], required: tuple[str, ...]) -> pd.DataFr
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(required))
 
 
-def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
-    """Every claim the embedded default can test, in the order papers 000, 001, 002, 004 (columns :data:`COLUMNS`)."""
+def theoretical_cells(inputs: FidelityInputs) -> pd.DataFrame:
+    """Every cell of Tables C.1–C.4: our reference-mode runs (``inputs.reference_check``) beside the printed value
+    and the authors' notebook output (:func:`neuroneval.fidelity.claims.reference_cells`)."""
+    runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
+    return claim_builders.reference_cells(runs)
+
+
+def fidelity_table(inputs: FidelityInputs, cells: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every claim the embedded default can test, in the order papers 000, 001, 002, 004 (columns :data:`COLUMNS`).
+
+    ``cells`` is :func:`theoretical_cells` when the caller already has it.
+    """
     meta = _read(inputs.meta, ("setting", "metric", "test_auprc"))
     table3 = _read(inputs.table3, ("metric", "pass"))
-    reference_runs = _read(inputs.reference_check, ("metric", "test", "gamma", "seed", "mean_delta", "delta_se"))
+    cells = theoretical_cells(inputs) if cells is None else cells
     explain_scores = _read_units(inputs.explain_scores, ("setting", "group", "table", "method", "unit",
                                                          "simulation_correlation"))
     explain_crowd = _read_units(inputs.explain_crowd, ("setting", "aggregation", "method", "unit",
@@ -133,9 +143,7 @@ def fidelity_table(inputs: FidelityInputs) -> pd.DataFrame:
             _read(inputs.experimental, ("setting", "metric", "test", "decrease_acc")),
             _read(inputs.ties, ("source", "case", "metric", "test", "ties", "decrease_acc")),
         ),
-        *claim_builders.reference_mode_claims(
-            claim_builders.reference_cells(reference_runs), source=str(inputs.reference_check)
-        ),
+        *claim_builders.reference_mode_claims(cells, source=str(inputs.reference_check)),
         *claim_builders.closed_form_claims(
             _read(inputs.analytical, ("metric", "test", "gamma", "expected_delta")),
             _read(inputs.theoretical_average, ("metric", "test", "gamma", "ties", "mean_delta", "delta_se")),
@@ -174,8 +182,59 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(table: pd.DataFrame) -> str:
-    """``results/fidelity.md``: verdict rules and counts, then one Markdown table per paper."""
+def _number(value: object, digits: int = 4) -> str:
+    return f"{float(value):.{digits}f}" if pd.notna(value) else "—"
+
+
+def _ours(row: object, value: str, low: str, high: str) -> str:
+    """Our first seed's value, with the range over seeds where there are several."""
+    text = _number(getattr(row, value))
+    if int(getattr(row, "seeds", 1)) > 1:
+        text += f" [{_number(getattr(row, low))}, {_number(getattr(row, high))}]"
+    return text
+
+
+def cell_markdown(cells: pd.DataFrame) -> list[str]:
+    """The per-cell section of ``results/fidelity.md``: Tables C.1–C.4, ours beside the printed and notebook values.
+
+    ``cells`` is :func:`theoretical_cells`; the last column says why the printed and notebook values differ
+    (:data:`neuroneval.sanity.printed_reference.DIFFERENCE_LABELS`, docs/fidelity.md).
+    """
+    from neuroneval.sanity.printed_reference import DIFFERENCE_LABELS
+
+    seeds = int(cells["seeds"].max()) if len(cells) else 0
+    n = int(cells["n"].iloc[0]) if len(cells) else 0
+    lines = [
+        "",
+        "## Tables C.1–C.4 cell by cell (paper 000, reference mode)",
+        "",
+        f"Ours: the first seed's value [range over {seeds} seed{'s' if seeds != 1 else ''}] at n = {n:,}; printed: the "
+        "paper's table (C.1/C.2 Decrease Acc, C.3/C.4 mean Δs); notebook: the authors' saved notebook output "
+        "(the reference where nothing is printed: the combinations of App. E.6).",
+        "",
+        "| test | metric | γ | Δs ours | Δs printed | Δs notebook | Decrease Acc ours | printed | notebook | "
+        "printed vs notebook |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    printed = cells.get("ref_source", pd.Series("printed table", index=cells.index)) == "printed table"
+    for row, is_printed in zip(cells.itertuples(index=False), printed, strict=True):
+        label = str(getattr(row, "printed_vs_notebook", "") or "")
+        lines.append("| " + " | ".join(_cell(value) for value in (
+            row.test, row.metric, f"{row.gamma:g}",
+            _ours(row, "mean_delta", "delta_min", "delta_max"),
+            _number(row.ref_mean_delta) if is_printed else "—",
+            _number(getattr(row, "notebook_mean_delta", row.ref_mean_delta)),
+            _ours(row, "decrease_acc", "accuracy_min", "accuracy_max"),
+            _number(row.ref_decrease_acc, 3) if is_printed else "—",
+            _number(getattr(row, "notebook_decrease_acc", row.ref_decrease_acc), 3),
+            DIFFERENCE_LABELS.get(label, "not printed"),
+        )) + " |")
+    return lines
+
+
+def render_markdown(table: pd.DataFrame, cells: pd.DataFrame | None = None) -> str:
+    """``results/fidelity.md``: verdict rules and counts, then one Markdown table per paper, then (with ``cells``,
+    :func:`theoretical_cells`) every cell of Tables C.1–C.4 beside the printed and notebook values."""
     missing = [column for column in COLUMNS if column not in table.columns]
     if missing:
         raise ValueError(f"fidelity table lacks column(s) {missing}")
@@ -220,4 +279,6 @@ def render_markdown(table: pd.DataFrame) -> str:
                 )
                 + " |"
             )
+    if cells is not None:
+        lines += cell_markdown(cells)
     return "\n".join(lines) + "\n"

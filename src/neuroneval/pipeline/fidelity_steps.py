@@ -16,17 +16,18 @@ def fidelity(job: StepIO) -> None:
     """The fidelity report: every testable claim of papers 000–002, 004 beside ours (``neuroneval.fidelity``)."""
     from neuroneval.crowd.rarity import PAPER_RARITY
     from neuroneval.fidelity import FidelityInputs, fidelity_table, render_markdown
-    from neuroneval.fidelity.report import FILE_LISTS, PARAMS
+    from neuroneval.fidelity.report import FILE_LISTS, PARAMS, theoretical_cells
 
     paths = {name: tuple(Path(path) for path in job.input[name]) if name in FILE_LISTS else Path(job.input[name])
              for name in FidelityInputs.__dataclass_fields__ if name not in PARAMS}
-    table = fidelity_table(FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings),
-                                          class_rarity=PAPER_RARITY,
-                                          explain_protocols=dict(job.params.explain_protocols),
-                                          explain_bootstrap=dict(job.params.explain_bootstrap)))
+    inputs = FidelityInputs(**paths, paper_settings=dict(job.params.paper_settings), class_rarity=PAPER_RARITY,
+                            explain_protocols=dict(job.params.explain_protocols),
+                            explain_bootstrap=dict(job.params.explain_bootstrap))
+    cells = theoretical_cells(inputs)
+    table = fidelity_table(inputs, cells)
     print(table["verdict"].value_counts().to_string())
     io.write_csv(job.output.table, table)
-    io.write_text(job.output.markdown, render_markdown(table))
+    io.write_text(job.output.markdown, render_markdown(table, cells))
 
 
 def fidelity_reference_check(job: StepIO) -> None:

@@ -209,7 +209,7 @@ def sanity_theoretical_tables(job: StepIO) -> None:
     (combinations) and Figure 3 (Δs against γ, extra labels)."""
     from neuroneval.figures.sanity import plot_delta_vs_gamma
     from neuroneval.sanity.options import SanityOptions
-    from neuroneval.sanity.tables import analytical_table, gamma_table, limit_column
+    from neuroneval.sanity.tables import analytical_table, gamma_table, limit_column, with_published_columns
 
     sanity = SanityOptions.from_params(job.params.sanity)
     theory = sanity.theoretical
@@ -221,10 +221,12 @@ def sanity_theoretical_tables(job: StepIO) -> None:
     for test, accuracy_path, delta_path in (("missing", out.c1, out.c3), ("extra", out.c2, out.c4)):
         accuracy = gamma_table(theoretical, metrics=metrics, test=test, ties=ties, threshold=threshold)
         passing[test] = accuracy.loc[accuracy["pass"], "metric"].tolist()
-        _write_table(accuracy_path, accuracy)
+        _write_table(accuracy_path, with_published_columns(accuracy, test=test))
         deltas = gamma_table(theoretical, metrics=metrics, test=test, ties=ties, value="mean_delta")
         limits = limit_column(metrics, test=test, ties=ties, spans=spans, lam=theory.lam)
-        _write_table(delta_path, deltas.assign(limit=deltas["metric"].map(limits)))
+        deltas = with_published_columns(deltas.assign(limit=deltas["metric"].map(limits)), test=test,
+                                        value="mean_delta")
+        _write_table(delta_path, deltas)
     combinations = [*sanity.combinations.metrics, "f1"]
     for test, path in (("missing", out.e6), ("extra", out.e7)):
         _write_table(path, gamma_table(theoretical, metrics=combinations, test=test, ties=ties, threshold=threshold))

@@ -143,6 +143,34 @@ def gamma_table(theoretical: pd.DataFrame, *, metrics: Sequence[str], test: str,
     return table
 
 
+def with_published_columns(table: pd.DataFrame, *, test: str, value: str = "decrease_acc") -> pd.DataFrame:
+    """A :func:`gamma_table` of Tables C.1–C.4 with paper 000's values beside ours, per γ column.
+
+    ``printed_gamma_<γ>`` is the printed table (:data:`neuroneval.published.TABLE_C1` … ``TABLE_C4``; empty for
+    metrics it does not print, such as the App. E.6 combinations) and ``notebook_gamma_<γ>`` the authors' saved
+    notebook output (:mod:`neuroneval.sanity.reference_data`), for ``value`` ``"decrease_acc"`` (C.1/C.2, a
+    fraction) or ``"mean_delta"`` (C.3/C.4); γ columns the paper has not are left empty. Why the two published
+    versions differ: docs/fidelity.md.
+    """
+    from neuroneval.sanity.printed_reference import published_reference
+    from neuroneval.sanity.theoretical_reference import load_theoretical_reference
+
+    if value not in ("decrease_acc", "mean_delta"):
+        raise ValueError(f"value must be 'decrease_acc' or 'mean_delta', got {value!r}")
+    reference = published_reference(load_theoretical_reference())
+    reference = reference[reference["test"] == test]
+    printed = reference[f"ref_{value}"].where(reference["ref_source"] == "printed table")
+    columns = {"printed": printed, "notebook": reference[f"notebook_{value}"]}
+    table = table.copy()
+    gammas = [column for column in table.columns if str(column).startswith("gamma_")]
+    for source, values in columns.items():
+        for column in gammas:
+            chosen = reference["gamma"].map(gamma_column) == column
+            by_metric = pd.Series(values[chosen].to_numpy(), index=reference.loc[chosen, "metric"].to_numpy())
+            table[f"{source}_{column}"] = table["metric"].map(by_metric)
+    return table
+
+
 def has_closed_form(metric: str, ties: str) -> bool:
     """Whether :mod:`neuroneval.sanity.analytical` has the metric's Δs under tie mode ``ties``."""
     parts = get_spec(metric).components or (metric,)
@@ -171,8 +199,11 @@ def analytical_table(metrics: Sequence[str], *, gammas: Sequence[float], n: int,
     Columns: ``metric, ties, test, gamma, span, population_delta`` (n → ∞, Table D.2's expressions),
     ``limit`` (γ → 0), ``n``, ``expected_delta`` (exact mean over the binomial number of kept/added labels at
     this n) and ``expected_decrease_acc`` (exact ``P(Δs < −ε)`` of one draw). Metrics without a closed form
-    (top-and-random) are left out; ``spans`` normalise as in the theoretical run.
+    (top-and-random) are left out; ``spans`` normalise as in the theoretical run. ``printed_delta`` is Table D.2's
+    printed form at γ (:data:`neuroneval.published.TABLE_D2`; empty for the metrics D.2 leaves out).
     """
+    from neuroneval.published import TABLE_D2
+
     rows = []
     for metric in metrics:
         if not has_closed_form(metric, "average"):
@@ -187,6 +218,8 @@ def analytical_table(metrics: Sequence[str], *, gammas: Sequence[float], n: int,
                     "n": n, "expected_delta": expected_delta(metric, test, gamma, n, lam=lam, span=span),
                     "expected_decrease_acc": decrease_probability(metric, test, gamma, n, epsilon=epsilon, lam=lam,
                                                                   span=span),
+                    "printed_delta": (getattr(TABLE_D2[metric], test)(gamma) / span if metric in TABLE_D2
+                                      else np.nan),
                 })
     return pd.DataFrame(rows)
 

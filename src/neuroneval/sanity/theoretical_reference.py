@@ -102,6 +102,13 @@ def load_theoretical_reference(path: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _printed_primary(notebook_path: str | None) -> pd.DataFrame:
+    """The printed tables with the notebook's outputs (bundled, or the CSV at ``notebook_path``) beside them."""
+    from neuroneval.sanity.printed_reference import published_reference
+
+    return published_reference(load_theoretical_reference(notebook_path))
+
+
 def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str | None = None, *,
                            delta_tolerance: float = 0.005, accuracy_tolerance: float = 0.02) -> pd.DataFrame:
     """Join a :func:`~neuroneval.sanity.theoretical.theoretical_test` run with the published numbers; report the
@@ -112,7 +119,9 @@ def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str 
     results : DataFrame
         Output of :func:`~neuroneval.sanity.theoretical.theoretical_test` (normally ``ties="reference"``).
     reference : DataFrame, str or None
-        Output of :func:`load_theoretical_reference`, a path to a reference CSV, or None for the bundled one.
+        Output of :func:`~neuroneval.sanity.printed_reference.published_reference` (the default, None: the printed
+        Tables C.1–C.4 primary, the notebook's outputs beside them) or of :func:`load_theoretical_reference` (the
+        notebook alone), or a path to a notebook CSV (then joined with the printed tables).
     delta_tolerance : float, default 0.005
         Allowed ``|Δs − published Δs|``.
     accuracy_tolerance : float, default 0.02
@@ -129,7 +138,7 @@ def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str 
         (``delta_ok`` and ``accuracy_ok`` for deterministic rows; NaN otherwise).
     """
     if reference is None or isinstance(reference, str):
-        reference = load_theoretical_reference(reference)
+        reference = _printed_primary(reference)
     ours = results.copy()
     ours["gamma_key"] = ours["gamma"].round(6)
     theirs = reference.copy()
@@ -151,7 +160,9 @@ def compare_with_reference(results: pd.DataFrame, reference: pd.DataFrame | str 
     columns = ["metric", "reference_name", "gamma", "test", "kind", "n", "draws", "mean_delta", "ref_mean_delta",
                "delta_diff", "delta_se", "delta_z", "decrease_acc", "ref_decrease_acc", "accuracy_diff",
                "delta_ok", "accuracy_ok", "ok"]
-    return joined[columns].sort_values(["metric", "test", "gamma"], ascending=[True, True, False],
+    beside = [column for column in ("ref_source", "notebook_mean_delta", "notebook_decrease_acc",
+                                    "printed_vs_notebook") if column in joined.columns]
+    return joined[columns + beside].sort_values(["metric", "test", "gamma"], ascending=[True, True, False],
                                        ignore_index=True)
 
 
@@ -170,7 +181,7 @@ def seed_spread_with_reference(results: pd.DataFrame, reference: pd.DataFrame | 
         :func:`~neuroneval.sanity.theoretical.theoretical_test` outputs for several seeds, concatenated (a
         ``seed`` column tells them apart).
     reference : DataFrame, str or None
-        As in :func:`compare_with_reference`.
+        As in :func:`compare_with_reference` (default: the printed tables, the notebook beside them).
     kinds : sequence of str
         Row kinds to report.
 
@@ -182,7 +193,7 @@ def seed_spread_with_reference(results: pd.DataFrame, reference: pd.DataFrame | 
         ``accuracy_within`` (published value inside our [min, max]).
     """
     if reference is None or isinstance(reference, str):
-        reference = load_theoretical_reference(reference)
+        reference = _printed_primary(reference)
     keyed = results.assign(gamma_key=results["gamma"].round(6))
     spread = keyed.groupby(["metric", "gamma_key", "test"], as_index=False).agg(
         gamma=("gamma", "first"), seeds=("seed", "nunique"), delta_min=("mean_delta", "min"),
