@@ -198,3 +198,31 @@ def test_a_recording_with_other_tokens_is_refused(tiny_corpus: Path, tmp_path: P
     tokens.head(5).to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(ValueError, match=r"short\.csv: 5 rows"):
         check_same_tokens(tmp_path / "short.csv", tmp_path / "expected.csv")
+
+
+def test_a_corpus_dataset_shows_each_token_after_its_context_from_the_workflows_tokens(tiny_corpus: Path,
+                                                                                      tmp_path: Path) -> None:
+    """The viewer and the crowd pages of a corpus setting read the workflow's tokens.csv: every input of the
+    dataset is its own token, shown after the words before it in its document (the corpus' whitespace words)."""
+    from neuroneval.external.corpus import corpus_tokens_path, dataset_media_spec
+    from neuroneval.external.own_media import read_media
+
+    config = corpus_params(tiny_corpus)
+    spec = dataset_media_spec(config["external"], "mine_text")
+    assert spec == {"path": corpus_tokens_path("mine_text"), "ids": None, "image_shape": None, "root": None}
+    assert spec["path"] == "data/external/mine_text/tokens.csv"
+    tokens = corpus_tokens(corpus_spec(config["external"], "mine_text"))
+    written = tmp_path / spec["path"]
+    written.parent.mkdir(parents=True)
+    tokens.to_csv(written, index=False)
+    media = read_media({**spec, "path": str(written)})
+    words = corpus_words(12)
+    shown = media.lookup(words["input_id"])
+    assert media.kind == "tokens" and list(media.ids) == words["input_id"].tolist()
+    for row in words.itertuples():
+        item = str(shown[row.input_id])
+        before = DOCUMENTS[row.document].split()[:row.position]
+        assert row.token in item and all(word in item for word in before[-3:]), (row, item)
+    tables_only = copy.deepcopy(config["external"])
+    tables_only["datasets"]["mine_text"]["kind"] = "tables"
+    assert dataset_media_spec(tables_only, "mine_text") is None

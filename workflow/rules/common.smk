@@ -649,7 +649,7 @@ def explain_crowd_page_settings():
     return [
         setting
         for setting in EXPLAIN_CROWD_SETTINGS
-        if own.media_spec(EXTERNAL, config["settings"][setting]["dataset"])
+        if corpus.dataset_media_spec(EXTERNAL, config["settings"][setting]["dataset"])
     ]
 
 
@@ -764,8 +764,11 @@ def viewer_inputs(wildcards):
 
 
 def viewer_own_media(wildcards):
-    """The resolved media of a setting on an own dataset (neuroneval.external.own_media), else None."""
-    return own.media_spec(EXTERNAL, config["settings"][wildcards.setting]["dataset"])
+    """The resolved media of a setting on an own dataset (neuroneval.external.own_media; a corpus dataset's
+    tokens.csv), else None."""
+    return corpus.dataset_media_spec(
+        EXTERNAL, config["settings"][wildcards.setting]["dataset"]
+    )
 
 
 def viewer_media_root(wildcards):

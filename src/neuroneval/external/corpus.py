@@ -111,6 +111,24 @@ def corpus_rules(rules_file: str | Path | None, words_file: str | Path | None) -
     return rules + (read_word_lists(words_file) if words_file else [])
 
 
+def corpus_tokens_path(dataset: str) -> str:
+    """The workflow's ``tokens.csv`` of a corpus dataset (rule ``external_corpus_dataset``), relative to the
+    workflow directory."""
+    return f"data/external/{dataset}/tokens.csv"
+
+
+def dataset_media_spec(external: Mapping[str, Any], dataset: str) -> dict[str, Any] | None:
+    """What the viewer and the crowd pages show for an input of an own dataset: its declared media
+    (:func:`neuroneval.external.own.media_spec`), and for a ``kind: corpus`` dataset the ``tokens.csv`` the
+    workflow writes (:func:`corpus_tokens_path`): each input is its token after its left context."""
+    from neuroneval.external.own import media_spec
+
+    spec = media_spec(external, dataset)
+    if spec is None and ((external.get("datasets") or {}).get(dataset) or {}).get("kind") == CORPUS_KIND:
+        return {"path": corpus_tokens_path(dataset), "ids": None, "image_shape": None, "root": None}
+    return spec
+
+
 def corpus_tokens(spec: Mapping[str, Any], *, batch_size: int = 64) -> pd.DataFrame:
     """The ``tokens.csv`` rows of a corpus dataset, from its tokenizer alone (the model is not run): the same rows
     ``neuroneval record --text`` writes with the same ``context_length`` (default: the model config's positions),
