@@ -5,7 +5,9 @@ concepteval's token stream and tables on the custom LM (§6)."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +114,15 @@ def test_the_commands_of_the_page_run_as_written(tmp_path: Path) -> None:
     sanity = {name: pd.read_csv(workspace / f"results/sanity/experimental/{name}.csv").drop(columns="setting")
               for name in ("corpus_sae", "lm_sae")}
     pd.testing.assert_frame_equal(sanity["corpus_sae"], sanity["lm_sae"])
+    # the corpus setting's viewer shows each input as its own token (highlighted) after its left context
+    page = (workspace / "results/viewer/corpus_sae/index.html").read_text()
+    shown = re.findall(r'<div class="tokens" data-input="(\d+)"[^>]*>(.*?)</div>', page, flags=re.S)
+    tokens_csv = pd.read_csv(workspace / "data/external/lm_corpus/tokens.csv", keep_default_na=False)
+    token_of = dict(zip(tokens_csv["input_id"].astype(int), tokens_csv["token"].astype(str), strict=True))
+    assert shown, "the corpus viewer shows no token cards"
+    for input_id, card in shown:
+        (marked,) = re.findall(r"<mark>(.*?)</mark>", card)
+        assert html.unescape(marked) == token_of[int(input_id)], (input_id, card)
 
     # §6: concepteval on the custom LM reads the corpus as one stream (each document's tokens, then <eos>) and
     # builds its tables for the paper's families; the retest run reads the same windows, so r = 1 where defined
