@@ -37,10 +37,12 @@ paper-dryrun: $(STAMP)
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-# Random order (pytest-randomly; the seed is in the header): TEST_ARGS=--randomly-seed=N repeats one (docs/testing.md).
+# Random order (pytest-randomly): each run draws a seed and prints it; SEED=N repeats that order (docs/testing.md).
+SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 TEST_ARGS ?=
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(TEST_ARGS)
+	@echo "make test: random order, seed $(SEED) (make test SEED=$(SEED) repeats it)"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --randomly-seed=$(SEED) $(TEST_ARGS)
 
 # Cluster extras (the SLURM executor plugin, DVC's SSH remote) into the same venv.
 CLUSTER_STAMP := $(VENV)/.neuroneval-cluster-installed
