@@ -90,6 +90,30 @@ def test_training_is_deterministic(trained: dict, tmp_path: Path) -> None:
     assert checkpoint_sha256(tmp_path / "seed1") != checkpoint_sha256(trained["checkpoint"])
 
 
+def test_the_checkpoint_hash_ignores_wall_clock_fields_and_sees_every_weight(trained: dict, tmp_path: Path) -> None:
+    """A retrained CLIP copied into the checkpoint differs only in its card's train_seconds: same hash (two builds
+    then write byte-identical manifests); a changed byte of a weight file or of a card's real field: another hash."""
+    import json
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(trained["checkpoint"], copy)
+    card_path = copy / TEXT_ENCODER_DIR / "clip.json"
+    card = json.loads(card_path.read_text())
+    assert "train_seconds" in card
+    card_path.write_text(json.dumps({**card, "train_seconds": card["train_seconds"] + 123.4}))
+    assert checkpoint_sha256(copy) == checkpoint_sha256(trained["checkpoint"])
+    card_path.write_text(json.dumps({**card, "seed": 12345}))
+    assert checkpoint_sha256(copy) != checkpoint_sha256(trained["checkpoint"])
+    card_path.write_text(json.dumps(card))
+    weights = next(path for path in sorted(copy.rglob("*")) if path.is_file() and path.suffix in (".pt", ".bin",
+                                                                                                  ".safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    assert checkpoint_sha256(copy) != checkpoint_sha256(trained["checkpoint"])
+
+
 def test_output_follows_the_contract(generator: EmbeddedDiffusionGenerator) -> None:
     assert isinstance(generator, ImageGenerator) and generator.name == "embedded"
     seeds = [image_seed(prompt, 0) for prompt in PROMPTS]

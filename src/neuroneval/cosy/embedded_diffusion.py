@@ -211,13 +211,25 @@ def _atomic_directory(target: Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _hashed_bytes(path: Path) -> bytes:
+    """A checkpoint file's bytes as :func:`checkpoint_sha256` hashes them: a JSON card without its wall-clock fields
+    (keys ending in ``_seconds``, e.g. the copied CLIP card's ``train_seconds``), canonically dumped; else as is."""
+    if path.suffix != ".json":
+        return path.read_bytes()
+    card = json.loads(path.read_text())
+    if isinstance(card, dict):
+        card = {key: value for key, value in card.items() if not str(key).endswith("_seconds")}
+    return json.dumps(card, sort_keys=True).encode()
+
+
 def checkpoint_sha256(checkpoint_dir: str | Path) -> str:
-    """SHA-256 over the checkpoint's files (relative path and bytes, sorted), the training report excluded."""
+    """SHA-256 over the checkpoint's files (relative path and bytes, sorted), the training report excluded and the
+    JSON cards without their wall-clock fields, so a retrained (same seed, same weights) checkpoint hashes the same."""
     root = Path(checkpoint_dir)
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != TRAINING_REPORT):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
+        digest.update(_hashed_bytes(path))
     return digest.hexdigest()
 
 
