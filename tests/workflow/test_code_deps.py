@@ -91,9 +91,13 @@ def test_a_library_change_reruns_the_rules_that_run_it_and_their_downstream(work
     with edited(search, lambda text: text.replace('"""Seeded split', '"""A seeded split')
                 .replace("def split_units(", "# a comment\ndef split_units(  ")):
         assert planned(workspace) == {}
-    # nor is a module no rule imports (the per-pair reference metrics, for tests and benchmarks)
+    # nor is a module no rule imports (the per-pair reference metrics, for tests and benchmarks) -- except for
+    # explain_cosy_score, which can run your own model's factory (explain.cosy on a custom setting): a factory is a
+    # computed importlib.import_module, which may reach any module of the library, so that rule and its downstream
+    # rerun on any library change (more than needed, never less; splitting the custom path into its own rule would
+    # narrow it)
     with edited(workspace / "src/neuroneval/metrics/reference.py", lambda text: text + "\nUNUSED = 1\n"):
-        assert planned(workspace) == {}
+        assert set(planned(workspace)) == {"explain_cosy_score", "explain_results", "explain_benchmark", "fidelity"}
 
 
 def test_a_changed_step_reruns_its_rule(workspace: Path) -> None:

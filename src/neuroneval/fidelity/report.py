@@ -109,6 +109,11 @@ def _read_units(paths: tuple[Path, ...], required: tuple[str, ...]) -> pd.DataFr
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(required))
 
 
+def _sources(paths: tuple[Path, ...], pattern: str) -> str:
+    """The files a claim read, comma-separated as the report cites them (``pattern`` when there are none)."""
+    return ", ".join(str(path) for path in paths) or pattern
+
+
 def theoretical_cells(inputs: FidelityInputs) -> pd.DataFrame:
     """Every cell of Tables C.1–C.4: our reference-mode runs (``inputs.reference_check``) beside the printed value
     and the authors' notebook output (:func:`neuroneval.fidelity.claims.reference_cells`)."""
@@ -156,9 +161,12 @@ def fidelity_table(inputs: FidelityInputs, cells: pd.DataFrame | None = None) ->
             embedded_crowd_rarity(inputs.crowd_units, inputs.crowd_concepts),
             class_rarity=inputs.class_rarity,
         ),
-        *claim_builders.le_best_claims(explain_scores, inputs.explain_protocols, options=bootstrap),
-        *claim_builders.broden_claims(explain_scores, inputs.explain_protocols, options=bootstrap),
-        *claim_builders.crowd_le_claims(explain_crowd, options=bootstrap),
+        *claim_builders.le_best_claims(explain_scores, inputs.explain_protocols, options=bootstrap,
+                                       source=_sources(inputs.explain_scores, "results/explain/scores/<setting>.csv")),
+        *claim_builders.broden_claims(explain_scores, inputs.explain_protocols, options=bootstrap,
+                                      source=_sources(inputs.explain_scores, "results/explain/scores/<setting>.csv")),
+        *claim_builders.crowd_le_claims(explain_crowd, options=bootstrap,
+                                        source=_sources(inputs.explain_crowd, "results/explain/crowd/<setting>.csv")),
         *claim_builders.crowd_agreement_claims(
             _read(inputs.explain_agreement, ("table", "setting", "reference", "metric", "tau", "ci_low", "ci_high"))
         ),
