@@ -16,10 +16,9 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "neuroneval"
-#: Package-level loops not yet broken: ``explain.cosy_benchmark`` / ``explain.crowd_benchmark`` run CoSy and the
-#: crowd study while ``cosy.user``, ``cosy.cli``, ``crowd.prompts`` and ``crowd.study_folder`` parse explanations
-#: with ``explain.explanation``. Remove a set once its loop is broken; no other package may join a loop.
-PACKAGE_LOOPS_ALLOWED = ({"cosy", "crowd", "explain"},)
+#: Package-level loops not yet broken (none: the last, ``explain`` ↔ ``cosy``/``crowd``, was broken by moving the
+#: Table-3 scorers into ``method_eval``, above all three). No package may join a loop.
+PACKAGE_LOOPS_ALLOWED: tuple[set[str], ...] = ()
 
 
 def _module_names() -> dict[str, Path]:
@@ -191,12 +190,24 @@ def test_the_package_graph_merges_the_modules_of_a_package() -> None:
 
 def test_no_import_loop_between_packages() -> None:
     """Issue 35: ``explain`` ↔ ``fidelity`` (paper values, the oracle) and ``worlds`` ↔ ``figures`` (the preview)
-    were loops; the papers' numbers now live in the low-level ``neuroneval.published``."""
+    were loops; the papers' numbers now live in the low-level ``neuroneval.published``. ``explain`` ↔
+    ``cosy``/``crowd`` was one (the Table-3 scorers in ``explain`` ran CoSy and the crowd, which parse
+    explanations); those scorers now live in ``method_eval``, above all three."""
     loops = [set(loop) for loop in _cycles(_package_graph(_import_graph()))]
     unexpected = [sorted(loop) for loop in loops if loop not in PACKAGE_LOOPS_ALLOWED]
     assert not unexpected, "packages that import each other (directly or in a loop):\n" + "\n".join(
         map(str, unexpected)
     )
+
+
+def test_the_table3_scorers_sit_above_explain_cosy_and_crowd() -> None:
+    """docs/architecture.md, Layers: ``cosy`` and ``crowd`` may read the explanation grammar and its simulation
+    (``explain``), never the reverse; ``method_eval`` (the explanation methods scored by CoSy and the crowd) reads
+    all three, and none of them reads it."""
+    packages = _package_graph(_import_graph())
+    assert not packages["explain"] & {"cosy", "crowd", "method_eval"}, sorted(packages["explain"])
+    assert {"explain", "cosy", "crowd"} <= packages["method_eval"]
+    assert not [name for name in ("explain", "cosy", "crowd") if "method_eval" in packages[name]]
 
 
 def test_the_papers_numbers_import_nothing_of_the_package() -> None:

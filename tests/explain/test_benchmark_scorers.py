@@ -1,5 +1,5 @@
-"""CoSy and simulated-crowd scoring of explanations and the scorers' ranking agreement (neuroneval.explain), against
-brute-force loops, scipy and closed forms."""
+"""CoSy and simulated-crowd scoring of explanations (neuroneval.method_eval) and the scorers' ranking agreement
+(neuroneval.explain.agreement), against brute-force loops, scipy and closed forms."""
 
 from __future__ import annotations
 
@@ -11,16 +11,12 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, sem
 
 from neuroneval.cosy.prompts import fill_template
+from neuroneval.cosy.shown_concept import shown_concept
 from neuroneval.cosy.synthesis import plan_images
 from neuroneval.explain import parse
 from neuroneval.explain.agreement import method_summary, ranking_agreement, scorer_agreement
-from neuroneval.explain.cosy_benchmark import (
-    CosyBenchmarkOptions,
-    cosy_unit_scores,
-    prompt_table,
-    shown_concept,
-)
-from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores, simulated_study
+from neuroneval.method_eval.cosy_table3 import CosyBenchmarkOptions, cosy_unit_scores, prompt_table
+from neuroneval.method_eval.crowd_table3 import CrowdBenchmarkOptions, crowd_unit_scores, simulated_study
 from neuroneval.options import OptionsError
 
 

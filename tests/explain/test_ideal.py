@@ -1,5 +1,6 @@
-"""The ceiling of the explanation tables (neuroneval.explain.ideal): the truth explanation on the world's ideal unit,
-against numpy/scipy correlations, a brute-force AUC and closed forms."""
+"""The ceiling of the explanation tables (neuroneval.explain.ideal; its CoSy and crowd rows in neuroneval.method_eval):
+the truth explanation on the world's ideal unit, against numpy/scipy correlations, a brute-force AUC and closed
+forms."""
 
 from __future__ import annotations
 
@@ -10,14 +11,9 @@ from scipy.stats import pearsonr
 
 from neuroneval import explain_catalogue, io
 from neuroneval.explain import truth_explanations
-from neuroneval.explain.ideal import (
-    CONCEPT_RENDERING_GENERATORS,
-    IDEAL,
-    UNDEFINED_REASON,
-    ideal_cosy_scores,
-    ideal_scores,
-)
+from neuroneval.explain.ideal import IDEAL, ideal_scores
 from neuroneval.meta.ideal_units import load_ideal_units
+from neuroneval.method_eval.cosy_table3 import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON, ideal_cosy_scores
 from tests.explain.test_benchmark_scorers import brute_auc
 
 NAMES = ["c:a", "c:b", "c:c", "c:d"]
@@ -135,8 +131,7 @@ def test_fidelity_claims_never_count_the_ceiling_as_a_method() -> None:
 def test_ideal_crowd_scores_study_the_truth_on_the_ideal_units_only(world: dict) -> None:
     """Units without an ideal column are left out; the rest get the very study ``crowd_unit_scores`` runs for every
     method, under the method name ``ideal`` (same seeds: the rows are equal)."""
-    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
-    from neuroneval.explain.ideal import ideal_crowd_scores
+    from neuroneval.method_eval.crowd_table3 import CrowdBenchmarkOptions, crowd_unit_scores, ideal_crowd_scores
 
     truth = truth_explanations(world["truth"])
     options = CrowdBenchmarkOptions(n_trials=4, n_inputs=60, sampling="uniform", aggregation=("bayes_uniform",))

@@ -228,10 +228,10 @@ def test_a_synthetic_table_of_other_images_is_refused_by_file(tmp_path: Path) ->
     table = tmp_path / "units.parquet"
     io.write_activation_table(table, pd.DataFrame({"input_id": np.arange(4), "logits.0": np.zeros(4, np.float32)}),
                               metadata={"model": "m", "layer": "logits", "dataset": "d", "pooling": "mean"})
-    values, names = _custom_synthetic_units({"synthetic": str(table)}, 4)
+    values, names = _custom_synthetic_units(table, 4)
     assert names == ["logits.0"] and values.shape == (4, 1)
     with pytest.raises(ValueError, match=rf"{table}: expected the 5 images of the manifest as input_id 0..4"):
-        _custom_synthetic_units({"synthetic": str(table)}, 5)
+        _custom_synthetic_units(table, 5)
 
 
 @pytest.mark.slow

@@ -21,8 +21,9 @@ natural images, so they run for vision-world settings only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,50 @@ from neuroneval.metrics import WpmiOptions
 
 #: The per-generator tables :func:`evaluate_generator` returns (and the workflow merges across generators).
 GENERATOR_TABLES = ("scores", "natural", "templates", "seeds", "generative", "samples")
+#: What runs a CoSy setting's units on the synthetic images: ``world`` a classifier trained in the workflow on the
+#: vision world, ``external`` a classifier of ``external.models`` loaded from its spec, ``custom`` your own model
+#: (``family: custom``), whose activations on the images rule ``cosy_custom_units`` recorded beforehand.
+UnitKind = Literal["world", "external", "custom"]
+UNIT_KINDS: tuple[str, ...] = get_args(UnitKind)
+
+
+@dataclass(frozen=True)
+class SettingUnits:
+    """One CoSy setting's units: which model runs them on the synthetic images, and where their tables lie.
+
+    Attributes
+    ----------
+    kind
+        The :data:`UnitKind` of the model: ``world``, ``external`` or ``custom``.
+    model, layer
+        The model (a key of ``models`` or ``external.models``) and the layer whose units are explained.
+    activations
+        The units' activation table on the setting's inputs; its first ``cosy.n_control`` rows are the control
+        images.
+    concepts
+        The concept table of the same inputs (the labels of the explained concepts).
+    checkpoint
+        A ``world`` classifier's checkpoint; None for the other kinds.
+    synthetic
+        A ``custom`` model's activation table on the manifest's images, one row per image in manifest order
+        (:func:`~neuroneval.cosy.activations.custom_units`); None for the other kinds.
+    """
+
+    kind: UnitKind
+    model: str
+    layer: str
+    activations: Path
+    concepts: Path
+    checkpoint: Path | None = None
+    synthetic: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in UNIT_KINDS:
+            raise ValueError(f"SettingUnits.kind of model {self.model!r} must be one of {list(UNIT_KINDS)}, "
+                             f"got {self.kind!r}")
+        needed = {"world": "checkpoint", "custom": "synthetic"}.get(self.kind)
+        if needed is not None and getattr(self, needed) is None:
+            raise ValueError(f"SettingUnits of model {self.model!r}: a {self.kind} setting needs its {needed} path")
 
 
 def read_explanation_table(path: str | Path) -> pd.DataFrame:
@@ -59,17 +104,15 @@ def read_explanation_table(path: str | Path) -> pd.DataFrame:
 
 
 def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image_root: Path,
-                       settings: Mapping[str, Mapping[str, Any]], options: CosyOptions, *, generator: str,
+                       settings: Mapping[str, SettingUnits], options: CosyOptions, *, generator: str,
                        extraction: Mapping[str, Any], world: Any = None, clip_file: str | Path | None = None,
                        external: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
     """The :data:`GENERATOR_TABLES` of one generator (see the module docstring).
 
-    ``settings``: each CoSy setting's files (``kind``: world, external or custom; ``activations``, ``concepts``,
-    ``checkpoint``, ``layer``, ``model``; a custom setting's ``synthetic``: its model's table on the manifest's
-    images, :func:`~neuroneval.cosy.activations.custom_units`), as the workflow lays them out; ``options``: the
-    ``cosy:`` block; ``extraction``: the ``activations:`` block (batch size, pooling); ``world``: the vision world
-    of the world settings (their control set) with ``clip_file`` the tiny CLIP that embeds images, or ``None``
-    when no setting is on the vision world.
+    ``settings``: each CoSy setting's units by setting name (:class:`SettingUnits`: which model runs them, where
+    its activation, concept and synthetic tables lie); ``options``: the ``cosy:`` block; ``extraction``: the
+    ``activations:`` block (batch size, pooling); ``world``: the vision world of the world settings (their control
+    set) with ``clip_file`` the tiny CLIP that embeds images, or ``None`` when no setting is on the vision world.
     """
     from neuroneval.cosy.synthesis import load_images, resize_images
 
@@ -82,22 +125,22 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
         embeddings = _clip_embeddings(clip_file, world_images)
     templates_done = world is None
 
-    for name, paths in settings.items():
+    for name, units in settings.items():
         subset = explanations[explanations["setting"] == name]
         if subset.empty:
             continue
-        frame, _ = io.read_activation_table(paths["activations"])
-        labels, _ = io.read_concept_table(paths["concepts"])
-        io.check_matching_ids(frame, labels, first_source=paths["activations"], second_source=paths["concepts"])
+        frame, _ = io.read_activation_table(units.activations)
+        labels, _ = io.read_concept_table(units.concepts)
+        io.check_matching_ids(frame, labels, first_source=str(units.activations), second_source=str(units.concepts))
         if options.n_control is not None:
             frame, labels = frame.iloc[: int(options.n_control)], labels.iloc[: int(options.n_control)]
         unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
         control = io.value_matrix(frame).astype(np.float64)
         synthetic, synthetic_names = _synthetic_units(
-            paths, image_root, manifest["path"].tolist(), world_images=world_images,
+            units, image_root, manifest["path"].tolist(), world_images=world_images,
             hierarchy=world.hierarchy if world is not None else {}, external=external, extraction=extraction)
         if list(synthetic_names) != unit_names:
-            raise ValueError(f"{paths['activations']}: units {unit_names[:3]}... differ from the model's "
+            raise ValueError(f"{units.activations}: units {unit_names[:3]}... differ from the model's "
                              f"{list(synthetic_names)[:3]}...")
         synthetic = synthetic.astype(np.float64)
         true_concepts = subset[subset["method"] == "true"].set_index("unit")["concept"]
@@ -113,7 +156,7 @@ def evaluate_generator(explanations: pd.DataFrame, manifest: pd.DataFrame, image
             tables["generative"].append(generative_table(
                 subset, template=template, metrics=generative.metrics,
                 options=WpmiOptions(alpha=float(generative.alpha), lam=float(generative.lam)), **shared))
-        if not templates_done and paths["kind"] == "world":
+        if not templates_done and units.kind == "world":
             tables["templates"].append(template_table(
                 subset, templates=options.templates, manifest=manifest, synthetic_embeddings=embeddings,
                 natural_embeddings=_natural_embeddings(clip_file, world, subset, int(options.templates.n_natural)),
@@ -146,7 +189,7 @@ def _clip_embeddings(clip_file: str | Path | None, images: np.ndarray) -> np.nda
     return embed_images(model, images)
 
 
-def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Sequence[str], *,
+def _synthetic_units(units: SettingUnits, image_root: Path, image_paths: Sequence[str], *,
                      world_images: np.ndarray | None, hierarchy: Mapping[str, Sequence[str]],
                      external: Mapping[str, Any], extraction: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
     """A setting's units on the synthetic images: world classifiers see them resized to the world's size,
@@ -154,26 +197,26 @@ def _synthetic_units(paths: Mapping[str, Any], image_root: Path, image_paths: Se
     from neuroneval.cosy.activations import classifier_units, external_units
     from neuroneval.cosy.synthesis import load_images
 
-    if paths["kind"] == "world":
-        return classifier_units(paths["checkpoint"], world_images, layer=paths["layer"], hierarchy=hierarchy,
+    if units.kind == "world":
+        return classifier_units(units.checkpoint, world_images, layer=units.layer, hierarchy=hierarchy,
                                 batch_size=int(extraction["batch_size"]), pooling=extraction["pooling"])
-    if paths["kind"] == "custom":
-        return _custom_synthetic_units(paths, len(image_paths))
+    if units.kind == "custom":
+        return _custom_synthetic_units(units.synthetic, len(image_paths))
     from neuroneval.external.config import model_spec
 
-    _, concept_metadata = io.read_concept_table(paths["concepts"])
-    return external_units(model_spec(external, paths["model"]), load_images(image_root, image_paths),
-                          layer=paths["layer"], concept_metadata=concept_metadata,
+    _, concept_metadata = io.read_concept_table(units.concepts)
+    return external_units(model_spec(external, units.model), load_images(image_root, image_paths),
+                          layer=units.layer, concept_metadata=concept_metadata,
                           batch_size=int(external.get("batch_size", 64)), pooling=extraction["pooling"],
                           device=str(external.get("device", "auto")))
 
 
-def _custom_synthetic_units(paths: Mapping[str, Any], n_images: int) -> tuple[np.ndarray, list[str]]:
-    """Your own model's units on the synthetic images: the table ``paths["synthetic"]`` recorded by
+def _custom_synthetic_units(table: Path, n_images: int) -> tuple[np.ndarray, list[str]]:
+    """Your own model's units on the synthetic images: the ``table`` recorded by
     :func:`neuroneval.cosy.activations.custom_units` (one row per manifest row, in its order)."""
-    frame, _ = io.read_activation_table(paths["synthetic"])
+    frame, _ = io.read_activation_table(table)
     if len(frame) != n_images or not np.array_equal(frame[io.ID_COLUMN].to_numpy(), np.arange(n_images)):
-        raise ValueError(f"{paths['synthetic']}: expected the {n_images} images of the manifest as input_id "
+        raise ValueError(f"{table}: expected the {n_images} images of the manifest as input_id "
                          f"0..{n_images - 1}, got {len(frame)} rows; record them again")
     unit_names = [column for column in frame.columns if column != io.ID_COLUMN]
     return io.value_matrix(frame), unit_names

@@ -98,14 +98,14 @@ def prompt_words(text: str, kind: str, display_names: Mapping[str, str] | None =
 
     ``concept``: :func:`~neuroneval.cosy.evaluation.concept_text`; ``formula``: its concepts in words joined by
     ``and``, ``or``, ``not``; ``linear``: the concept of largest positive weight
-    (:func:`~neuroneval.explain.cosy_benchmark.shown_concept`); ``text``: as written. Raises ``ValueError`` for
+    (:func:`~neuroneval.cosy.shown_concept.shown_concept`); ``text``: as written. Raises ``ValueError`` for
     a clustered explanation or a linear one without a positive weight (no single picture to draw).
 
     >>> prompt_words("class:red_striped_circle", "concept"), prompt_words("shape:circle AND NOT scene:grass", None)
     ('a red striped circle', 'a circle and not on grass')
     """
     from neuroneval.cosy.evaluation import concept_text
-    from neuroneval.explain.cosy_benchmark import shown_concept
+    from neuroneval.cosy.shown_concept import shown_concept
     from neuroneval.explain.explanation import And, Concept, Linear, Not, Or, Text, parse
 
     explanation = parse(text, kind or None)

@@ -81,7 +81,7 @@ def _check_rate(owner: Options, name: str) -> None:
 class SimulatedRatersOptions(Options):
     """The knobs of a simulated crowd of raters that the studies run on given units share (the rarity study,
     :class:`~neuroneval.crowd.rarity.RarityStudyOptions`, and the explanation-methods benchmark,
-    :class:`~neuroneval.explain.crowd_benchmark.CrowdBenchmarkOptions`).
+    :class:`~neuroneval.method_eval.crowd_table3.CrowdBenchmarkOptions`).
 
     Attributes
     ----------

@@ -151,20 +151,26 @@ def cosy_generate(job: StepIO) -> None:
 
 def cosy_evaluate(job: StepIO) -> None:
     """Score every explanation of every CoSy setting on one generator's images: the per-generator tables of
-    :func:`neuroneval.cosy.study.evaluate_generator`."""
+    :func:`neuroneval.cosy.study.evaluate_generator`, each setting's files (:func:`cosy_setting_units`, a custom
+    setting's table on the images from rule ``cosy_custom_units``) handed over as a typed
+    :class:`~neuroneval.cosy.study.SettingUnits`."""
     from neuroneval.cosy.options import CosyOptions
-    from neuroneval.cosy.study import GENERATOR_TABLES, evaluate_generator, read_explanation_table
+    from neuroneval.cosy.study import GENERATOR_TABLES, SettingUnits, evaluate_generator, read_explanation_table
     from neuroneval.cosy.synthesis import read_manifest
     from neuroneval.external.own import custom_models
     from neuroneval.worlds import load_vision_world
 
     options = CosyOptions.from_params(job.params.cosy)
     external = getattr(job.params, "external", None) or {}
-    settings = cosy_setting_units(job.params.settings, options.settings, list(external.get("models") or {}),
-                                  custom_models(external))
-    custom = [name for name, paths in settings.items() if paths["kind"] == "custom"]
-    for name, table in zip(custom, getattr(job.input, "custom_units", []), strict=True):
-        settings[name] = {**settings[name], "synthetic": table}
+    files = cosy_setting_units(job.params.settings, options.settings, list(external.get("models") or {}),
+                               custom_models(external))
+    custom = [name for name, paths in files.items() if paths["kind"] == "custom"]
+    synthetic = dict(zip(custom, getattr(job.input, "custom_units", []), strict=True))
+    settings = {name: SettingUnits(kind=paths["kind"], model=paths["model"], layer=paths["layer"],
+                                   activations=Path(paths["activations"]), concepts=Path(paths["concepts"]),
+                                   checkpoint=Path(paths["checkpoint"]) if paths["checkpoint"] else None,
+                                   synthetic=Path(synthetic[name]) if name in synthetic else None)
+                for name, paths in files.items()}
     world_dir = getattr(job.input, "world", None)
     tables = evaluate_generator(
         read_explanation_table(job.input.explanations), read_manifest(job.input.manifest),

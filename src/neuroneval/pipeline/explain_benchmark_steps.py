@@ -26,7 +26,7 @@ from neuroneval import io
 from neuroneval.pipeline.runner import StepIO
 
 if TYPE_CHECKING:
-    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions
+    from neuroneval.method_eval.cosy_table3 import CosyBenchmarkOptions
 
 def _read_pairs(pairs: Sequence[Sequence[str]], paths: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
     from neuroneval.explain import read_explanations
@@ -41,7 +41,7 @@ def explain_cosy_generate(job: StepIO) -> None:
     from neuroneval.cosy.model_path import with_model_path
     from neuroneval.cosy.options import generator_options
     from neuroneval.cosy.synthesis import plan_images, synthesize, write_manifest
-    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, prompt_table
+    from neuroneval.method_eval.cosy_table3 import CosyBenchmarkOptions, prompt_table
     from neuroneval.worlds.vision import saved_world_params
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
@@ -68,12 +68,16 @@ def explain_cosy_score(job: StepIO) -> None:
     ``family: custom`` model through its declared ``preprocess``, as rule ``cosy_custom_units`` runs it); and the
     ceiling rows ``ideal``: the truth explanations on the world's ideal units (their labels on the control images,
     the rendered concept on the synthetic ones; NaN for a generator whose images carry no labels,
-    :mod:`neuroneval.explain.ideal`)."""
+    :func:`neuroneval.method_eval.cosy_table3.ideal_cosy_scores`)."""
     from neuroneval.cosy.activations import classifier_units, custom_model_on_images
     from neuroneval.cosy.synthesis import load_images, read_manifest, resize_images
     from neuroneval.explain.benchmark import holdout_mask
-    from neuroneval.explain.cosy_benchmark import CosyBenchmarkOptions, cosy_unit_scores
-    from neuroneval.explain.ideal import CONCEPT_RENDERING_GENERATORS, UNDEFINED_REASON
+    from neuroneval.method_eval.cosy_table3 import (
+        CONCEPT_RENDERING_GENERATORS,
+        UNDEFINED_REASON,
+        CosyBenchmarkOptions,
+        cosy_unit_scores,
+    )
     from neuroneval.worlds.vision import saved_world_params
 
     options = CosyBenchmarkOptions.from_params(job.params.cosy)
@@ -116,8 +120,8 @@ def explain_cosy_score(job: StepIO) -> None:
 def _ideal_cosy(setting: str, files: Mapping[str, str], prompts: pd.DataFrame, held: np.ndarray,
                 manifest: pd.DataFrame, options: CosyBenchmarkOptions, generator: str) -> pd.DataFrame:
     """The ``ideal`` rows of one setting: its truth prompts scored on its ideal units (labels of the truth)."""
-    from neuroneval.explain.ideal import ideal_cosy_scores
     from neuroneval.meta.ideal_units import load_ideal_units
+    from neuroneval.method_eval.cosy_table3 import ideal_cosy_scores
 
     truth = pd.read_csv(files["truth"], dtype=str)
     ideal, _ = load_ideal_units([files["activations"]], files["concepts"], files["concepts"], truth,
@@ -132,14 +136,13 @@ def _ideal_cosy(setting: str, files: Mapping[str, str], prompts: pd.DataFrame, h
 def explain_crowd(job: StepIO) -> None:
     """The simulated crowd study (001 Sec. 4–5) of each crowd method's explanation of the setting's units, on its
     held-out inputs; and the ceiling rows ``ideal``: the truth explanations' study on the world's ideal units
-    (:mod:`neuroneval.explain.ideal`)."""
+    (:func:`neuroneval.method_eval.crowd_table3.ideal_crowd_scores`)."""
     from neuroneval.cosy.evaluation import select_units
+    from neuroneval.cosy.shown_concept import shown_concepts
     from neuroneval.explain import read_explanations
     from neuroneval.explain.benchmark import holdout_mask
-    from neuroneval.explain.cosy_benchmark import shown_concepts
-    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions, crowd_unit_scores
-    from neuroneval.explain.ideal import ideal_crowd_scores
     from neuroneval.meta.ideal_units import load_ideal_units
+    from neuroneval.method_eval.crowd_table3 import CrowdBenchmarkOptions, crowd_unit_scores, ideal_crowd_scores
     from neuroneval.settings import aligned_concepts, load_setting, setting_ids
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
@@ -179,8 +182,8 @@ def explain_crowd_pages(job: StepIO) -> None:
     (:func:`neuroneval.crowd.explanation_pages.write_explanation_pages`; media read and checked by
     :func:`neuroneval.external.own_media.setting_media`)."""
     from neuroneval.crowd.explanation_pages import write_explanation_pages
-    from neuroneval.explain.crowd_benchmark import CrowdBenchmarkOptions
     from neuroneval.external.own_media import setting_media
+    from neuroneval.method_eval.crowd_table3 import CrowdBenchmarkOptions
 
     options = CrowdBenchmarkOptions.from_params(job.params.crowd)
     media = setting_media(job.params.media, job.input.activations[0])

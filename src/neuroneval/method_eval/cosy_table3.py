@@ -1,15 +1,18 @@
 """The explanation methods' simple explanations scored by CoSy (paper 002 Sec. 3 and Table 3).
 
-A simple (l = 1) explanation shows one concept (:func:`shown_concept`); its text is the world's prompt words for
-that concept (:func:`neuroneval.cosy.evaluation.concept_text`, e.g. ``class:red_striped_circle`` → "a red striped
-circle"), put in a prompt template and rendered by a text-to-image generator. CoSy then compares the unit's
-activations on those synthetic images (``A1``, m values) with its activations on control images (``A0``, n values):
+A simple (l = 1) explanation shows one concept (:func:`neuroneval.cosy.shown_concept.shown_concept`); its text is
+the world's prompt words for that concept (:func:`neuroneval.cosy.evaluation.concept_text`, e.g.
+``class:red_striped_circle`` → "a red striped circle"), put in a prompt template and rendered by a text-to-image
+generator. CoSy then compares the unit's activations on those synthetic images (``A1``, m values) with its
+activations on control images (``A0``, n values):
 
 - AUC (002 Eq. 3): ``Σ_{a∈A0} Σ_{b∈A1} 1[a < b] / (n m)`` (ties ½);
 - MAD (002 Eq. 4): ``(mean(A1) − mean(A0)) / std(A0)``,
 
 both from :func:`neuroneval.cosy.scoring.cosy_scores`. Explanations that share a text share their images (the
-image plan keeps one set per distinct prompt), so methods that agree cost nothing extra.
+image plan keeps one set per distinct prompt), so methods that agree cost nothing extra. The ceiling rows
+(:func:`ideal_cosy_scores`) score the truth explanations on the world's ideal units
+(:mod:`neuroneval.explain.ideal`).
 """
 
 from __future__ import annotations
@@ -20,36 +23,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from neuroneval.explain.explanation import Concept, Explanation, Linear, parse
 from neuroneval.options import Options, OptionsError, check_range
 
 #: Columns of the prompt table (one row per setting, method and unit).
 PROMPT_COLUMNS = ["setting", "method", "unit", "concept", "explanation"]
 #: Columns of the per-unit CoSy scores.
 COSY_SCORE_COLUMNS = [*PROMPT_COLUMNS, "generator", "auc", "mad", "n_synthetic", "n_control"]
-
-
-def shown_concept(explanation: Explanation) -> str | None:
-    """The one concept a simple explanation shows a generator or a rater, or ``None`` when it shows none.
-
-    A :class:`Concept` shows its name; a :class:`Linear` explanation the concept of its largest positive weight
-    (``0.3·a + 0.1·b`` shows ``a``; with no positive weight it predicts no presence of anything and shows none);
-    formulas with operators, clustered and text explanations show no single concept.
-
-    >>> shown_concept(parse("0.2*class:a + 0.5*class:b + 0.1", "linear")), shown_concept(parse("NOT class:a"))
-    ('class:b', None)
-    """
-    if isinstance(explanation, Concept):
-        return explanation.name
-    if isinstance(explanation, Linear):
-        positive = [(weight, name) for name, weight in explanation.weights if weight > 0]
-        return max(positive)[1] if positive else None
-    return None
-
-
-def shown_concepts(frame: pd.DataFrame) -> list[str | None]:
-    """:func:`shown_concept` of every row of an explanation file (columns ``explanation``, ``kind``)."""
-    return [shown_concept(parse(text, kind)) for text, kind in zip(frame["explanation"], frame["kind"], strict=True)]
+#: CoSy generators whose images show exactly the prompt's concept: the oracle renderer fixes the attributes the
+#: concept's words name (:meth:`neuroneval.cosy.generators.OracleGenerator.parse`), so the ideal unit ``a* = 1`` on
+#: its images (:func:`ideal_cosy_scores`).
+CONCEPT_RENDERING_GENERATORS = ("oracle",)
+#: Why the ideal unit has no CoSy score under any other generator (written to the step's log and docs/explain.md).
+UNDEFINED_REASON = ("the ideal unit is undefined on {generator} images: they carry no concept labels, so "
+                    "P(c_T | x) of a synthetic image is unknown (ideal CoSy scores left NaN)")
 
 
 @dataclass(frozen=True)
@@ -119,6 +105,7 @@ def prompt_table(explanations: Mapping[tuple[str, str], pd.DataFrame], *, max_un
     same units).
     """
     from neuroneval.cosy.evaluation import concept_text, select_units
+    from neuroneval.cosy.shown_concept import shown_concepts
 
     rows = []
     chosen: dict[str, set[str]] = {}
@@ -169,3 +156,27 @@ def cosy_unit_scores(prompts: pd.DataFrame, *, unit_names: Sequence[str], contro
         rows.append({**record._asdict(), "generator": generator, "auc": auc, "mad": mad,
                      "n_synthetic": n_synthetic, "n_control": len(control)})
     return pd.DataFrame(rows, columns=COSY_SCORE_COLUMNS)
+
+
+def ideal_cosy_scores(prompts: pd.DataFrame, *, unit_names: Sequence[str], control: np.ndarray,
+                      manifest: pd.DataFrame, template: str, generator: str) -> pd.DataFrame:
+    """CoSy AUC (002 Eq. 3) and MAD (Eq. 4) of the truth explanations on the ideal units (method
+    :data:`~neuroneval.explain.ideal.IDEAL`).
+
+    ``prompts`` are the ``truth`` rows of :func:`prompt_table` of one setting, ``control`` (n, K) the ideal units
+    ``a*`` on the control images (columns ``unit_names``). On a generator of
+    :data:`CONCEPT_RENDERING_GENERATORS` ``a* = 1`` on every synthetic image of a unit's
+    prompt, so with ``p`` the share of control images showing the concept ``AUC = (1 − p) + p/2 = 1 − p/2`` and
+    ``MAD = (1 − p) / std(A0)`` (0 where no control image shows it: a constant control set, the reference
+    code's rule of :func:`~neuroneval.cosy.scoring.mad_from_difference`; AUC is 1 there); on any other generator
+    the scores are NaN (:data:`UNDEFINED_REASON`).
+    """
+    from neuroneval.explain.ideal import IDEAL
+
+    prompts = prompts.assign(method=IDEAL)
+    if generator in CONCEPT_RENDERING_GENERATORS:
+        synthetic = np.ones((len(manifest), len(unit_names)), dtype=np.float64)
+        return cosy_unit_scores(prompts, unit_names=unit_names, control=np.asarray(control, dtype=np.float64),
+                                synthetic=synthetic, manifest=manifest, template=template, generator=generator)
+    rows = prompts.assign(generator=generator, auc=np.nan, mad=np.nan, n_synthetic=0, n_control=len(control))
+    return rows.reindex(columns=COSY_SCORE_COLUMNS)

@@ -1,6 +1,6 @@
 """The explanation methods' simple explanations scored by a simulated crowd study (paper 001 Sec. 4–5, Table 3).
 
-For unit k and the concept t its explanation shows (:func:`~neuroneval.explain.cosy_benchmark.shown_concept`), a
+For unit k and the concept t its explanation shows (:func:`~neuroneval.cosy.shown_concept.shown_concept`), a
 study of ``n_inputs`` inputs and ``n_raters`` raters per input:
 
 1. draws ``S`` inputs with replacement from the sampling distribution q (001 Eq. 4: ``q ∝ |ā·c̄_pseudo + ε|`` for
@@ -14,7 +14,8 @@ study of ``n_inputs`` inputs and ``n_raters`` raters per input:
    :func:`neuroneval.crowd.is_correlation`), averaged over ``n_trials`` studies.
 
 Each unit's draws come from a generator seeded with (seed, CRC-32 of "setting/unit", CRC-32 of the concept),
-so a unit explained alike by two methods gets the same study (common random numbers).
+so a unit explained alike by two methods gets the same study (common random numbers). The ceiling rows
+(:func:`ideal_crowd_scores`) run the same study on the world's ideal units (:mod:`neuroneval.explain.ideal`).
 """
 
 from __future__ import annotations
@@ -155,3 +156,23 @@ def crowd_unit_scores(*, setting: str, method: str, units: Sequence[str], concep
         rows += [{**base, "aggregation": name, "crowd_correlation": value, "label_correlation": full}
                  for name, value in scores.items()]
     return pd.DataFrame(rows, columns=CROWD_SCORE_COLUMNS)
+
+
+def ideal_crowd_scores(truth: pd.DataFrame, ideal: np.ndarray, unit_names: Sequence[str], *, setting: str,
+                       labels: np.ndarray, pseudo: np.ndarray | None, concept_names: Sequence[str],
+                       options: CrowdBenchmarkOptions) -> pd.DataFrame:
+    """The simulated crowd study (001 Sec. 4–5) of the truth explanations on the ideal units (method
+    :data:`~neuroneval.explain.ideal.IDEAL`).
+
+    ``truth`` holds the ``truth`` explanation rows of the studied units, ``ideal`` (n, K) the ideal units over
+    ``unit_names`` on the held-out inputs (:func:`~neuroneval.meta.ideal_units.load_ideal_units`), ``labels`` /
+    ``pseudo`` the concept values on the same inputs; units without an ideal column are left out. Same rows as
+    :func:`crowd_unit_scores`, which runs the study exactly as for every method.
+    """
+    from neuroneval.cosy.shown_concept import shown_concepts
+    from neuroneval.explain.ideal import IDEAL
+
+    kept = truth[truth["unit"].astype(str).isin(set(map(str, unit_names)))]
+    return crowd_unit_scores(setting=setting, method=IDEAL, units=kept["unit"].astype(str).tolist(),
+                             concepts=shown_concepts(kept), activations=ideal, unit_names=unit_names, labels=labels,
+                             pseudo=pseudo, concept_names=concept_names, options=options)
