@@ -43,7 +43,8 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "src/neuroneval/metrics/confusion.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
     "src/neuroneval/metrics/correlation.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
-    "src/neuroneval/metrics/wpmi_mad.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
+    "src/neuroneval/metrics/wpmi_mad.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py",
+                                           "tests/metrics/test_wpmi_mad_edges.py"),
     "src/neuroneval/metrics/topandrandom.py": (
         "tests/metrics/test_oracles.py",
         "tests/metrics/test_paper_scale_paths.py",
@@ -321,7 +322,6 @@ def main(argv: list[str] | None = None) -> int:
     WORK_DIR.mkdir(exist_ok=True)
     rechecking = args.recheck or args.recheck_timeouts
     tree = WORK_DIR / ("recheck" if rechecking else "tree")
-    copy_tree(tree)
     with open(WORK_DIR / "run.log", "a") as log_file:
         def log(line: str) -> None:
             print(line, flush=True)
@@ -329,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             log_file.flush()
 
         for module in modules:
+            copy_tree(tree)  # per module: tests added while a long run goes on count for the modules still to come
             if rechecking:
                 recheck(module, tree, timeouts=args.recheck_timeouts, log=log)
             else:
