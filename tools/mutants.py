@@ -50,8 +50,12 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_paper_scale_paths.py",
     ),
     # ranks and ties
-    "src/neuroneval/metrics/ranks.py": ("tests/metrics/test_sort_stability.py", "tests/metrics/test_top_alpha_rules.py",
-                                        "tests/metrics/test_reference_mode.py"),
+    "src/neuroneval/metrics/ranks.py": (
+        "tests/metrics/test_ranks_oracles.py",
+        "tests/metrics/test_sort_stability.py",
+        "tests/metrics/test_top_alpha_rules.py",
+        "tests/metrics/test_reference_mode.py",
+    ),
     # meta-AUPRC and its α/λ search
     "src/neuroneval/meta/auprc.py": ("tests/meta/test_table4_and_auprc.py", "tests/meta/test_interval_coverage.py"),
     "src/neuroneval/meta/search.py": (
