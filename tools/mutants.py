@@ -41,10 +41,22 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_top_alpha_rules.py",
         "tests/metrics/test_sort_stability.py",
     ),
-    "src/neuroneval/metrics/confusion.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
-    "src/neuroneval/metrics/correlation.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py"),
-    "src/neuroneval/metrics/wpmi_mad.py": ("tests/metrics/test_oracles.py", "tests/metrics/test_common.py",
-                                           "tests/metrics/test_wpmi_mad_edges.py"),
+    "src/neuroneval/metrics/confusion.py": (
+        "tests/metrics/test_label_concepts.py",
+        "tests/metrics/test_oracles.py",
+        "tests/metrics/test_common.py",
+    ),
+    "src/neuroneval/metrics/correlation.py": (
+        "tests/metrics/test_label_concepts.py",
+        "tests/metrics/test_oracles.py",
+        "tests/metrics/test_common.py",
+    ),
+    "src/neuroneval/metrics/wpmi_mad.py": (
+        "tests/metrics/test_oracles.py",
+        "tests/metrics/test_common.py",
+        "tests/metrics/test_wpmi_mad_edges.py",
+        "tests/metrics/test_label_concepts.py",
+    ),
     "src/neuroneval/metrics/topandrandom.py": (
         "tests/metrics/test_oracles.py",
         "tests/metrics/test_paper_scale_paths.py",
