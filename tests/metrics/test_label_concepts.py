@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from neuroneval.metrics import METRICS, NeuronEvalWarning, score
+from neuroneval.metrics.confusion import ALL_POSITIVES, NO_POSITIVES
 from neuroneval.metrics.features import ZERO_NORM, ZERO_VARIANCE
 from neuroneval.metrics.reference import per_pair
 from tests.metrics.conftest import make_activations, metric_params
@@ -76,3 +77,23 @@ def test_a_degenerate_label_concept_is_noted_only_when_there_is_one(metric: str,
         np.testing.assert_allclose(scores, reference(metric, activations, with_constant), rtol=1e-10, atol=1e-12)
         if constant in degenerate:
             assert np.all(scores[:, -1] == 0.0)
+
+
+@pytest.mark.parametrize("metric", ["precision", "inverse_balanced_accuracy", "f1", "iou"])
+def test_an_empty_or_full_concept_is_noted_only_when_there_is_one(metric: str) -> None:
+    """Precision's 0/0 (no positive) and the inverse balanced accuracy's two 0/0 terms (no positive, every input
+    positive) are set to 0 with a note; a concept with a single positive (a denominator of 1) is no such case."""
+    rng = np.random.default_rng(2039)
+    n = 500
+    activations = make_activations(rng, n)
+    concepts = label_concepts(rng, n, constant=False)
+    params = metric_params(metric, 0.03)
+    _, notes = scored(metric, activations, concepts, **params)
+    assert not [message for message in notes if NO_POSITIVES in message or ALL_POSITIVES in message], notes
+    for constant, note in ((0.0, NO_POSITIVES), (1.0, ALL_POSITIVES)):
+        with_constant = np.column_stack([concepts, np.full(n, constant)])
+        scores, notes = scored(metric, activations, with_constant, **params)
+        expects_note = metric == "inverse_balanced_accuracy" or (metric == "precision" and constant == 0.0)
+        assert any(note in message for message in notes) == expects_note, (metric, constant, notes)
+        np.testing.assert_allclose(scores, reference(metric, activations, with_constant, **params), rtol=1e-10,
+                                   atol=1e-12)
