@@ -13,7 +13,7 @@ import torch
 from scipy import stats
 
 from neuroneval.metrics.backend import NumpyBackend, TorchBackend
-from neuroneval.metrics.ranks import REFERENCE_NOISE, average_ranks, count_at_least, noisy_values
+from neuroneval.metrics.ranks import REFERENCE_NOISE, average_ranks, count_at_least, noisy_values, stable_ranks
 
 
 def backends() -> list:
@@ -44,6 +44,22 @@ def test_count_at_least_equals_a_brute_force_count(be) -> None:
     np.testing.assert_array_equal(be.to_numpy(count_at_least(be, be.asarray(values))), expected)
     given = be.sort_any_order(be.asarray(values))
     np.testing.assert_array_equal(be.to_numpy(count_at_least(be, be.asarray(values), given)), expected)
+
+
+@pytest.mark.parametrize("be", backends(), ids=lambda be: type(be).__name__ + str(getattr(be, "device", "")))
+def test_ranks_run_along_the_last_axis_of_one_row_and_of_a_stack_of_matrices(be) -> None:
+    """1-D and 3-D inputs (the helpers are vectorised over every leading axis): the last axis is not axis 1."""
+    rows = tied_rows(np.random.default_rng(14), 60)
+    stacked = np.stack([rows, rows[::-1] * 2.0])  # (2, 5, 60)
+    for values in (rows[0], stacked):
+        flat = values.reshape(-1, values.shape[-1])
+        at_least = np.array([[np.sum(row >= x) for x in row] for row in flat]).reshape(values.shape)
+        stable = np.array([[np.sum(row < row[i]) + np.sum(row[:i + 1] == row[i]) for i in range(row.size)]
+                           for row in flat], dtype=np.float64).reshape(values.shape)
+        np.testing.assert_array_equal(be.to_numpy(count_at_least(be, be.asarray(values))), at_least)
+        np.testing.assert_array_equal(be.to_numpy(stable_ranks(be, be.asarray(values))), stable)
+        np.testing.assert_array_equal(be.to_numpy(average_ranks(be, be.asarray(values))),
+                                      stats.rankdata(values, method="average", axis=-1))
 
 
 def test_noisy_values_add_float32_noise_of_1e_minus_7() -> None:
