@@ -48,6 +48,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "src/neuroneval/metrics/correlation.py": (
         "tests/metrics/test_label_concepts.py",
+        "tests/metrics/test_correlation_bounds.py",
         "tests/metrics/test_oracles.py",
         "tests/metrics/test_common.py",
     ),
