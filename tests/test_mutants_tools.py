@@ -44,3 +44,94 @@ def test_the_equivalent_mutants_table_of_the_docs_is_read(tmp_path: Path) -> Non
     assert report.equivalent_mutants(doc) == {("metrics.binarize", "core/Op", "y = f(x, axis=-1)"),
                                               ("metrics.binarize", "core/Or", "return a | b")}
     assert report.equivalent_mutants()  # docs/mutation_testing.md lists at least one
+
+
+ANNOTATED_SOURCE = '''from __future__ import annotations
+
+LIMIT: int | None = 3
+
+
+def f(a: int | None, /, b: "list[int]" = [1 | 2], *rest: float, c: dict[str, int] = 0, **kw: bytes) -> tuple[int]:
+    total: float | int = a - 1
+    return total
+
+
+class Options:
+    level: float | None = None
+
+    def g(self, α: int | None) -> None:
+        pass
+'''
+
+
+def test_annotation_spans_cover_arguments_returns_and_function_level_annotations_only() -> None:
+    mutants = load_tool("mutants")
+    lines = ANNOTATED_SOURCE.splitlines()
+
+    def text(start, end):
+        assert start[0] == end[0]  # every annotation above fits on its line
+        return lines[start[0] - 1][start[1]:end[1]]
+
+    spans = mutants.annotation_spans(ANNOTATED_SOURCE)
+    assert [text(*span) for span in spans] == [
+        "int | None",  # LIMIT (module level)
+        "int | None", '"list[int]"', "float", "dict[str, int]", "bytes", "tuple[int]",  # f's arguments, return
+        "float | int",  # total (function body)
+        "int | None", "None",  # g's α (columns counted in characters, not UTF-8 bytes) and return
+    ]  # and not Options.level: a class body's annotations are what typing.get_type_hints reads
+    bar_of_limit = (3, 11), (3, 12)
+    assert mutants.inside_annotation(*bar_of_limit, spans)
+    default_bar = lines[5].index("1 | 2") + 2
+    assert not mutants.inside_annotation((6, default_bar), (6, default_bar + 1), spans)  # a default is evaluated
+    minus = lines[6].index("-")
+    assert not mutants.inside_annotation((7, minus), (7, minus + 1), spans)
+    class_bar = lines[11].index("|")
+    assert not mutants.inside_annotation((12, class_bar), (12, class_bar + 1), spans)
+
+
+def test_only_a_module_with_the_future_import_has_unevaluated_annotations() -> None:
+    mutants = load_tool("mutants")
+    assert mutants.has_future_annotations(ANNOTATED_SOURCE)
+    inside_a_function = "import os\n\n\ndef f(a: int) -> None:\n    from __future__ import annotations\n"
+    assert not mutants.has_future_annotations(inside_a_function)
+    assert not mutants.has_future_annotations("from __future__ import division\n")
+    assert mutants.has_future_annotations('"""Doc."""\n\nfrom __future__ import annotations, division\n')
+
+
+def test_the_mutant_timeout_is_six_clean_runs_and_never_under_five_minutes() -> None:
+    mutants = load_tool("mutants")
+    assert mutants.mutant_timeout(10.0) == 300.0
+    assert mutants.mutant_timeout(100.0) == 600.0
+
+
+def test_modules_run_smallest_file_first() -> None:
+    mutants = load_tool("mutants")
+    order = mutants.smallest_first(mutants.MODULE_TESTS)
+    sizes = [(ROOT / module).stat().st_size for module in order]
+    assert sorted(order) == sorted(mutants.MODULE_TESTS) and sizes == sorted(sizes)
+
+
+def test_annotation_mutants_are_recorded_skipped_and_reported_apart_from_the_killed(tmp_path: Path) -> None:
+    pytest.importorskip("cosmic_ray", reason="the dev extra's cosmic-ray is not installed")
+    from cosmic_ray.commands import init
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    mutants, report = load_tool("mutants"), load_tool("mutants_report")
+    source = "from __future__ import annotations\n\n\ndef f(a: int | None) -> int | None:\n    return a | 1\n"
+    module = tmp_path / "annotated.py"
+    module.write_text(source)
+    session = tmp_path / "annotated.sqlite"
+    with use_db(str(session)) as database:
+        init([module], database, {})
+        lines = {item.job_id: source.splitlines()[item.mutations[0].start_pos[0] - 1] for item in database.work_items}
+    skipped = mutants.skip_annotation_mutants(session, source)
+    with use_db(str(session), WorkDB.Mode.open) as database:
+        skipped_lines = [lines[item.job_id] for item, _ in database.completed_work_items]
+        pending_lines = [lines[item.job_id] for item in database.pending_work_items]
+    assert skipped == len(skipped_lines) > 0
+    assert set(skipped_lines) == {"def f(a: int | None) -> int | None:"}
+    assert set(pending_lines) == {"    return a | 1"}  # the evaluated `|` is still to run
+    tally = report.tally(session, set())
+    assert (tally.skipped, tally.killed, tally.pending) == (skipped, 0, len(pending_lines))
+    assert "| annotation (skipped) |" in report.markdown([tally])
+    assert mutants.skip_annotation_mutants(session, source.replace("from __future__ import annotations\n", "")) == 0

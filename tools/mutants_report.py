@@ -1,5 +1,8 @@
 """Markdown table of the mutation sessions of tools/mutants.py: killed / survived / equivalent per module.
 
+Mutants that tools/mutants.py skipped because they lie inside a type annotation that is never evaluated get their
+own column, "annotation (skipped)": they were not run, so they count neither as killed nor in the killed share.
+
 A survivor counts as *equivalent* when docs/mutation_testing.md's table "Equivalent mutants" lists its module,
 operator and mutated source line (the one home of that list, with the reason); every other survivor is listed
 under the table with its diff, to be killed by a test or argued equivalent there.
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosmic_ray.work_db import WorkDB, use_db
-from cosmic_ray.work_item import TestOutcome
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK_DIR = ROOT / ".mutants"
@@ -35,6 +38,7 @@ class ModuleTally:
     killed: int = 0
     timeouts: int = 0
     equivalent: int = 0
+    skipped: int = 0
     pending: int = 0
     survivors: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -44,8 +48,9 @@ class ModuleTally:
 
     @property
     def killed_share(self) -> float:
-        """Killed (timeouts included) over decided non-equivalent mutants; NaN before any is decided."""
-        decided = self.done - self.equivalent
+        """Killed (timeouts included) over decided mutants that are neither equivalent nor skipped; NaN before any
+        is decided."""
+        decided = self.done - self.equivalent - self.skipped
         return self.killed / decided if decided else float("nan")
 
 
@@ -71,7 +76,7 @@ def equivalent_mutants(doc: Path = EQUIVALENTS_DOC) -> set[tuple[str, str, str]]
 
 def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
     """Count one session's outcomes; a timeout and a mutant that cannot even run the tests (incompetent) count as
-    killed, as Cosmic Ray counts them."""
+    killed, as Cosmic Ray counts them; a skipped mutant (never run) counts as skipped."""
     result = ModuleTally(module=session.stem)
     with use_db(str(session), WorkDB.Mode.open) as database:
         result.mutants = database.num_work_items
@@ -79,7 +84,9 @@ def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
     result.pending = result.mutants - len(completed)
     for item, outcome in completed:
         mutation = item.mutations[0]
-        if outcome.test_outcome == TestOutcome.KILLED and outcome.output == "timeout":
+        if outcome.worker_outcome == WorkerOutcome.SKIPPED:
+            result.skipped += 1
+        elif outcome.test_outcome == TestOutcome.KILLED and outcome.output == "timeout":
             result.killed += 1
             result.timeouts += 1
         elif outcome.test_outcome == TestOutcome.SURVIVED:
@@ -102,17 +109,19 @@ def original_line(diff: str) -> str:
 
 def markdown(tallies: list[ModuleTally]) -> str:
     """The per-module table, a total row, then each non-equivalent survivor with its diff."""
-    lines = ["| module | mutants | done | killed (timeouts) | survived | equivalent | killed % |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| module | mutants | done | annotation (skipped) | killed (timeouts) | survived | equivalent "
+             "| killed % |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for t in tallies:
-        lines.append(f"| {t.module} | {t.mutants} | {t.done} | {t.killed} ({t.timeouts}) | {len(t.survivors)} | "
-                     f"{t.equivalent} | {100 * t.killed_share:.1f} |")
+        lines.append(f"| {t.module} | {t.mutants} | {t.done} | {t.skipped} | {t.killed} ({t.timeouts}) | "
+                     f"{len(t.survivors)} | {t.equivalent} | {100 * t.killed_share:.1f} |")
     total = ModuleTally(module="**total**", mutants=sum(t.mutants for t in tallies),
                         killed=sum(t.killed for t in tallies), timeouts=sum(t.timeouts for t in tallies),
-                        equivalent=sum(t.equivalent for t in tallies), pending=sum(t.pending for t in tallies),
+                        equivalent=sum(t.equivalent for t in tallies), skipped=sum(t.skipped for t in tallies),
+                        pending=sum(t.pending for t in tallies),
                         survivors=[s for t in tallies for s in t.survivors])
-    lines.append(f"| {total.module} | {total.mutants} | {total.done} | {total.killed} ({total.timeouts}) | "
-                 f"{len(total.survivors)} | {total.equivalent} | {100 * total.killed_share:.1f} |")
+    lines.append(f"| {total.module} | {total.mutants} | {total.done} | {total.skipped} | {total.killed} "
+                 f"({total.timeouts}) | {len(total.survivors)} | {total.equivalent} | {100 * total.killed_share:.1f} |")
     for t in tallies:
         for operator, line, diff in t.survivors:
             lines += ["", f"### Survivor in {t.module}: {operator}", "", f"`{line}`", "", "```diff", diff.strip(),

@@ -1,0 +1,85 @@
+"""WPMI's 0/1-concept branch and the edge-case notes of WPMI and MAD, against the per-pair reference.
+
+``tests/metrics/test_oracles.py`` scores every concept column at once; its mixed columns (probabilities beside
+labels) send WPMI down the continuous branch only. Here the concepts are labels only, so the branch that counts
+true positives (log max(c, 1e-8) = log(1e-8)·(1 − c)) is compared with the reference's plain mean of logs, and
+each note is checked to appear exactly when its condition holds.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from neuroneval.metrics import NeuronEvalWarning, score
+from neuroneval.metrics.reference import per_pair
+from neuroneval.metrics.wpmi_mad import MAD_DEGENERATE, ZERO_MEAN
+from tests.metrics.conftest import make_activations
+
+
+def label_concepts(rng: np.random.Generator, n: int, *, empty: bool, full: bool) -> np.ndarray:
+    """0/1 columns: γ = 0.3, 0.05, three positives, and optionally all 0 and all 1."""
+    rare = np.zeros(n)
+    rare[rng.choice(n, size=3, replace=False)] = 1.0
+    columns = [(rng.random(n) < 0.3).astype(float), (rng.random(n) < 0.05).astype(float), rare]
+    columns += [np.zeros(n)] * empty + [np.ones(n)] * full
+    return np.column_stack(columns)
+
+
+def scored_with_notes(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> tuple[np.ndarray,
+                                                                                                          list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuronEvalWarning)
+        scores = np.asarray(score(metric, activations, concepts, **params))
+    return scores, [str(warning.message) for warning in caught if issubclass(warning.category, NeuronEvalWarning)]
+
+
+def reference(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> np.ndarray:
+    return np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
+                      for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.7, 1.0])
+@pytest.mark.parametrize("alpha", [0.005, 0.03, 0.2])
+def test_wpmi_of_label_concepts_matches_the_reference(alpha: float, lam: float) -> None:
+    rng = np.random.default_rng(37)
+    n = 1200
+    activations = make_activations(rng, n)
+    concepts = label_concepts(rng, n, empty=True, full=True)
+    scores, _ = scored_with_notes("wpmi", activations, concepts, alpha=alpha, lam=lam)
+    np.testing.assert_allclose(scores, reference("wpmi", activations, concepts, alpha=alpha, lam=lam),
+                               rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("labels", [True, False], ids=["labels", "probabilities"])
+def test_wpmi_notes_a_zero_mean_concept_only_when_there_is_one(labels: bool) -> None:
+    rng = np.random.default_rng(5)
+    n = 600
+    activations = make_activations(rng, n)
+    concepts = label_concepts(rng, n, empty=False, full=True)
+    if not labels:
+        concepts = np.column_stack([concepts, np.round(rng.random(n), 2)])  # a probability: the continuous branch
+    _, notes = scored_with_notes("wpmi", activations, concepts, alpha=0.05, lam=1.0)
+    assert f"wpmi: {ZERO_MEAN}" not in notes
+    with_empty = np.column_stack([concepts, np.zeros(n)])
+    scores, notes = scored_with_notes("wpmi", activations, with_empty, alpha=0.05, lam=1.0)
+    assert f"wpmi: {ZERO_MEAN}" in notes
+    np.testing.assert_allclose(scores, reference("wpmi", activations, with_empty, alpha=0.05, lam=1.0),
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_mad_notes_a_degenerate_concept_only_when_there_is_one() -> None:
+    rng = np.random.default_rng(6)
+    n = 400
+    activations = make_activations(rng, n)
+    concepts = label_concepts(rng, n, empty=False, full=False)
+    _, notes = scored_with_notes("mad", activations, concepts)
+    assert f"mad: {MAD_DEGENERATE}" not in notes
+    for degenerate in (np.zeros(n), np.ones(n)):
+        with_degenerate = np.column_stack([concepts, degenerate])
+        scores, notes = scored_with_notes("mad", activations, with_degenerate)
+        assert f"mad: {MAD_DEGENERATE}" in notes
+        np.testing.assert_allclose(scores, reference("mad", activations, with_degenerate), rtol=1e-10, atol=1e-10)
+        assert np.all(scores[:, -1] == 0.0)
