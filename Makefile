@@ -39,6 +39,8 @@ chromium:
 
 # Random order (pytest-randomly): each run draws a seed and prints it; SEED=N repeats that order (docs/testing.md).
 SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+# `?=` expands at every use (three different draws); `:=` fixes the one draw (a SEED=N given to make wins).
+SEED := $(SEED)
 TEST_ARGS ?=
 test: $(STAMP) chromium
 	@echo "make test: random order, seed $(SEED) (make test SEED=$(SEED) repeats it)"
