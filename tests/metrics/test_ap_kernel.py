@@ -1,4 +1,4 @@
-"""The compiled inverse-AUPRC walk (:mod:`neuroneval.metrics.ap_kernel`) against sklearn, pair by pair.
+"""The compiled inverse-AUPRC kernel (:mod:`neuroneval.metrics.ap_kernel`) against sklearn, pair by pair.
 
 Oracle: ``sklearn.metrics.average_precision_score(c ≥ 0.5, a)`` per (unit, concept) pair, and the repo's per-pair
 reference; data with heavy ties (ReLU zeros, rounded scores, constant units), soft concepts with 4–7 % positives,
@@ -16,7 +16,7 @@ from sklearn import metrics as skm
 
 from neuroneval.metrics import FeatureCache, NeuronEvalWarning, score, score_pairs
 from neuroneval.metrics import reference as ref
-from neuroneval.metrics.ap_kernel import _walk_units, labels_by_input
+from neuroneval.metrics.ap_kernel import _ap_sums, _rank_keys, positives_by_label
 from neuroneval.metrics.ranking import NO_LABEL_POSITIVES
 from tests.metrics.conftest import make_activations, quiet_score
 
@@ -128,23 +128,26 @@ def test_nan_activation_is_rejected_naming_row_and_column(soft_data) -> None:
         score("inverse_auprc", broken, concepts)
 
 
-def test_walk_of_a_tie_group_equals_brute_force() -> None:
-    """The kernel alone: |y|·AP = Σ_{y_i} TP(a ≥ a_i)/N(a ≥ a_i) counted by brute force over all inputs."""
+@pytest.mark.parametrize("shift", [16, 32])
+def test_kernel_alone_equals_brute_force(shift: int) -> None:
+    """|y|·AP = Σ_{y_i} TP(a ≥ a_i)/N(a ≥ a_i) counted by brute force over all inputs, from the kernel's rank keys
+    (packed uint32 and int64) and positives given dense or as a CSR."""
     rng = np.random.default_rng(7)
     n, n_labels = 300, 5
     values = np.round(rng.standard_normal((4, n)), 0)
     bits = rng.random((n_labels, n)) < 0.2
-    order = np.argsort(-values, axis=1, kind="stable").astype(np.int32)
-    descending = np.take_along_axis(values, order, axis=1)
-    tied_next = np.zeros((4, n), dtype=bool)
-    tied_next[:, :-1] = descending[:, 1:] == descending[:, :-1]
-    indptr, indices = labels_by_input(sparse.csr_matrix(bits.astype(float)), n)
-    dense_indptr, dense_indices = labels_by_input(bits.astype(np.float32), n)
+    bits[3] = False
+    keys = np.empty((4, n), dtype=np.uint32 if shift == 16 else np.int64)
+    order = np.argsort(values, axis=1)
+    _rank_keys(np.take_along_axis(values, order, axis=1), order, shift, keys)
+    indptr, indices = positives_by_label(sparse.csr_matrix(bits.astype(float)))
+    dense_indptr, dense_indices = positives_by_label(bits.astype(np.float32))
     np.testing.assert_array_equal(indptr, dense_indptr)
     np.testing.assert_array_equal(indices, dense_indices)
-    got = _walk_units(order, tied_next, indptr, indices, n_labels)
+    got = _ap_sums(keys, shift, indptr, indices)
     for k in range(4):
         at_least = values[k][None, :] >= values[k][:, None]  # at_least[i, j]: a_j ≥ a_i
+        np.testing.assert_array_equal(keys[k].astype(np.int64) >> shift, at_least.sum(axis=1))
         for t in range(n_labels):
             expected = sum((at_least[i] & bits[t]).sum() / at_least[i].sum() for i in np.flatnonzero(bits[t]))
-            assert got[k, t] == pytest.approx(expected, rel=1e-13)
+            assert got[k, t] == pytest.approx(expected, rel=1e-13, abs=0)
