@@ -3,9 +3,18 @@
 Usage::
 
     python benchmarks/bench_paper_scale.py [--n 50000] [--k 1400] [--c 1400] [--device cpu|cuda]
-                                           [--metrics auc,inverse_auprc] [--skip-table4] [--csv out.csv]
+                                           [--concepts onehot|probability|both] [--metrics auc,inverse_auprc]
+                                           [--skip-table4] [--csv out.csv]
 
-Data (seeded): ImageNet-like labels. The first ``min(C, 1000)`` concepts are one-hot classes (every input
+``--concepts`` picks the concept table (default ``both``: the per-metric table is printed for each kind, then one
+summary of every metric's ``x_gemm`` per kind, all from one run):
+
+* ``onehot``: ImageNet-like labels (below);
+* ``probability``: ``bench_metrics.py``'s soft concepts, sigmoid of N(−3, 2²) rounded to 3 decimals, so that
+  ≈ 7 % of the values are ≥ 0.5 (``B(c)`` has ≈ 3,400 positives at n = 50,000), with the same activations'
+  generator (half ReLU, no unit tied to a concept).
+
+One-hot data (seeded): ImageNet-like labels. The first ``min(C, 1000)`` concepts are one-hot classes (every input
 belongs to exactly one, each class has 0.1 % of the inputs, 50 at n = 50,000); further concepts are independent
 binary attributes with the same rarity (0.1 % positives each). Activations are float32: half of the units are
 ReLU-like (ties at 0), and unit k < C is tied to concept k (``a = noise + 2·c_k`` before the ReLU), the
@@ -13,7 +22,8 @@ others are pure noise, as in a layer where some units detect a class.
 
 Per metric (α = 0.005, λ = 1; the library's defaults otherwise):
 
-* ``time_s``: one ``score`` call on all K·C pairs;
+* ``time_s``: one ``score`` call on all K·C pairs, after an untimed call on a 500 × 4 × 4 slice (lazy imports, and
+  the compiled kernels' load from numba's cache, or their first compilation, are not timed);
 * ``x_gemm``: ``time_s`` over one float32 GEMM ``(n×K)ᵀ(n×C)`` of the same inputs, timed right before the metric
   (the ratio survives the load of a shared machine far better than seconds do);
 * ``peak_gib`` / ``x_input``: peak memory of the call beyond what was allocated before it, over the inputs'
@@ -68,19 +78,21 @@ from neuroneval.metrics import METRICS, FeatureCache, NeuronEvalWarning, score
 from neuroneval.metrics import reference as ref
 
 CLASS_SHARE = 0.001
+#: The concept tables of ``--concepts`` (see the module docstring).
+CONCEPT_KINDS = ("onehot", "probability")
 ALPHA_GRID = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 LAM_GRID = tuple(round(0.01 * step, 2) for step in range(101))
 BLOCK_ROWS = 4096
 
 
-def make_data(n: int, n_units: int, n_concepts: int, seed: int, kind: str = "labels") -> tuple[np.ndarray, np.ndarray]:
+def make_data(n: int, n_units: int, n_concepts: int, seed: int, kind: str = "onehot") -> tuple[np.ndarray, np.ndarray]:
     """Activations (n, K) and 0/1 concepts (n, C), float32, built in row blocks (see the module docstring).
 
-    ``kind="soft"``: the concepts are instead ``bench_metrics.py``'s probabilities (sigmoid of N(−3, 2²) rounded to
-    3 decimals; B(c) has ≈ 7 % positives), the data behind the engine's earlier ImageNet-shape estimates.
+    ``kind="probability"``: the concepts are instead ``bench_metrics.py``'s probabilities (sigmoid of N(−3, 2²)
+    rounded to 3 decimals; B(c) has ≈ 7 % positives), the data behind the engine's earlier ImageNet-shape estimates.
     """
     rng = np.random.default_rng(seed)
-    if kind == "soft":
+    if kind == "probability":
         activations, concepts = bench_metrics_data(n, n_units, n_concepts, seed)
         return activations, concepts
     n_classes = max(1, min(n_concepts, round(1 / CLASS_SHARE)))
@@ -278,13 +290,78 @@ def meta_rows(activations: np.ndarray, concepts: np.ndarray, metrics: list[str],
 
 # ------------------------------------------------------------------------------------------------------ main
 
+def metric_rows(kind: str, activations: np.ndarray, concepts: np.ndarray, metrics: list[str], estimated: set[str],
+                device: str | None, arguments: argparse.Namespace) -> list[dict[str, Any]]:
+    """One row per metric (see the module docstring) on one concept table, printed as it is measured."""
+    n, n_units = activations.shape
+    n_concepts = concepts.shape[1]
+    input_bytes = activations.nbytes + concepts.nbytes
+    print(f"\n# concepts {kind}: B(c) has {(concepts >= 0.5).sum(axis=0).mean():.1f} positives each "
+          f"({100 * (concepts >= 0.5).mean():.3f} % of values ≥ 0.5); inputs {input_bytes / 2**30:.3f} GiB (float32); "
+          f"load {os.getloadavg()}")
+    header = (f"{'metric':26s} {'time_s':>8s} {'gemm_s':>7s} {'x_gemm':>7s} {'peak_gib':>8s} {'x_input':>7s} "
+              f"{'mem':>5s} {'lib_s/pair':>10s} {'x_lib':>8s} {'lib_err':>8s}  {'library':32s} load1")
+    print(header, flush=True)
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(arguments.seed + 1)
+    extra = {} if device is None else {"device": device}
+    for metric in metrics:
+        params = {**params_of(metric), **extra}
+        score(metric, activations[:500, :4], concepts[:500, :4], **params)  # warm-up: lazy imports, numba kernels
+        gemm = gemm_seconds(activations, concepts, device)
+        engine = None
+        if metric in estimated:  # fixed + slope·C from all units against two slices of the concepts
+            small_c, large_c = max(1, n_concepts // 28), max(2, n_concepts // 14)
+            small = measure(lambda m=metric, p=params, c=small_c: score(m, activations, concepts[:, :c], **p), device)
+            large = measure(lambda m=metric, p=params, c=large_c: score(m, activations, concepts[:, :c], **p), device)
+            slope = max(large[0] - small[0], 0.0) / (large_c - small_c)
+            seconds, peak, how = max(large[0] - slope * large_c, 0.0) + slope * n_concepts, large[1], "est"
+        else:
+            holder: dict[str, np.ndarray] = {}
+
+            def run(m: str = metric, p: dict = params, out: dict = holder) -> None:
+                out["scores"] = score(m, activations, concepts, **p)
+
+            seconds, peak, how = measure(run, device)
+            engine = holder["scores"]
+        per_pair, label, error = library_per_pair(metric, activations, concepts, engine, arguments.lib_budget, rng)
+        row = {"concepts": kind, "metric": metric, "time_s": seconds, "gemm_s": gemm, "x_gemm": seconds / gemm,
+               "peak_gib": peak / 2**30, "x_input": peak / input_bytes, "mem": how,
+               "lib_s_per_pair": per_pair, "x_lib": per_pair * n_units * n_concepts / seconds,
+               "lib_err": error, "library": label, "load1": os.getloadavg()[0], "n": n, "k": n_units,
+               "c": n_concepts, "device": arguments.device}
+        rows.append(row)
+        print(f"{metric:26s} {seconds:8.2f} {gemm:7.2f} {row['x_gemm']:7.2f} {row['peak_gib']:8.3f} "
+              f"{row['x_input']:7.2f} {how:>5s} {per_pair:10.2e} {row['x_lib']:8.0f} {error:8.1e}  {label:32s} "
+              f"{row['load1']:.2f}", flush=True)
+        del engine
+    if rows:
+        total = sum(row["time_s"] for row in rows)
+        print(f"# {kind}: all {len(rows)} metrics, one score call each: {total:.1f} s; worst x_gemm "
+              f"{max(row['x_gemm'] for row in rows):.2f}, worst x_input "
+              f"{np.nanmax([row['x_input'] for row in rows]):.2f}")
+    return rows
+
+
+def print_summary(rows: list[dict[str, Any]], kinds: list[str], limit: float = 10.0) -> None:
+    """Every metric's ``x_gemm`` per concept kind side by side, and the metrics above ``limit`` GEMMs."""
+    by_key = {(row["metric"], row["concepts"]): row["x_gemm"] for row in rows}
+    metrics = list(dict.fromkeys(row["metric"] for row in rows))
+    print("\n# x_gemm per concept kind (one run)\n" + f"{'metric':26s}" + "".join(f" {kind:>12s}" for kind in kinds))
+    for metric in metrics:
+        print(f"{metric:26s}" + "".join(f" {by_key.get((metric, kind), math.nan):12.2f}" for kind in kinds))
+    over = [f"{metric} ({kind}, {value:.1f})" for (metric, kind), value in by_key.items() if value > limit]
+    print(f"# metrics above {limit:g} GEMMs: {', '.join(over) if over else 'none'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=50_000, help="inputs")
     parser.add_argument("--k", type=int, default=1_400, help="units")
     parser.add_argument("--c", type=int, default=None, help="concepts (default: = K)")
-    parser.add_argument("--concepts", choices=("labels", "soft"), default="labels",
-                        help="labels: ImageNet-like 0/1 classes (default); soft: bench_metrics.py's probabilities")
+    parser.add_argument("--concepts", choices=(*CONCEPT_KINDS, "both"), default="both",
+                        help="onehot: ImageNet-like 0/1 classes; probability: soft concepts with ≈ 7 %% of values "
+                             "≥ 0.5 (bench_metrics.py's); both (default): each, one table per kind and a summary")
     parser.add_argument("--device", default="numpy", help="numpy (default), cpu (torch) or cuda")
     parser.add_argument("--metrics", default=",".join(METRICS), help="comma-separated subset")
     parser.add_argument("--estimate", default="",
@@ -309,65 +386,32 @@ def main() -> None:
             f" ({torch.cuda.get_device_name(device)})" if device.startswith("cuda") else "")
     metrics = [name for name in arguments.metrics.split(",") if name]
     estimated = {name for name in arguments.estimate.split(",") if name}
+    kinds = list(CONCEPT_KINDS) if arguments.concepts == "both" else [arguments.concepts]
     n, n_units = arguments.n, arguments.k
     n_concepts = arguments.c or n_units
 
-    activations, concepts = make_data(n, n_units, n_concepts, arguments.seed, arguments.concepts)
-    input_bytes = activations.nbytes + concepts.nbytes
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     print(f"# bench_paper_scale: n={n}, K={n_units}, C={n_concepts}, device={arguments.device}, "
           f"{device_note}, cpus={os.cpu_count()}, OMP_NUM_THREADS={threads}, python {platform.python_version()}, "
-          f"numpy {np.__version__}")
-    print(f"# inputs {input_bytes / 2**30:.3f} GiB (float32); concepts {arguments.concepts}: B(c) has "
-          f"{(concepts >= 0.5).sum(axis=0).mean():.1f} positives each ({100 * (concepts >= 0.5).mean():.3f} %)")
+          f"numpy {np.__version__}; concepts {', '.join(kinds)}")
     print(f"# load average at start: {os.getloadavg()}")
     print("# x_gemm = seconds / one float32 (n×K)ᵀ(n×C) GEMM timed just before the metric; x_input = peak / "
           "inputs; x_lib = library seconds per pair × K·C (extrapolated from sampled pairs) / engine seconds")
-    header = (f"{'metric':26s} {'time_s':>8s} {'gemm_s':>7s} {'x_gemm':>7s} {'peak_gib':>8s} {'x_input':>7s} "
-              f"{'mem':>5s} {'lib_s/pair':>10s} {'x_lib':>8s} {'lib_err':>8s}  {'library':32s} load1")
-    print(header, flush=True)
     rows: list[dict[str, Any]] = []
-    rng = np.random.default_rng(arguments.seed + 1)
-    extra = {} if device is None else {"device": device}
-    for metric in [] if arguments.only_table4 else metrics:
-        params = {**params_of(metric), **extra}
+    for kind in kinds:
+        activations, concepts = make_data(n, n_units, n_concepts, arguments.seed, kind)
+        if not arguments.only_table4:
+            rows += metric_rows(kind, activations, concepts, metrics, estimated, device, arguments)
+        del activations, concepts
+    if len(kinds) > 1 and rows:
+        print_summary(rows, kinds)
+
+    if not arguments.skip_table4:  # the meta-evaluation needs a unit tied to each concept: the first kind's table
+        activations, concepts = make_data(n, n_units, n_concepts, arguments.seed, kinds[0])
+        input_bytes = activations.nbytes + concepts.nbytes
         gemm = gemm_seconds(activations, concepts, device)
-        engine = None
-        if metric in estimated:  # fixed + slope·C from all units against two slices of the concepts
-            small_c, large_c = max(1, n_concepts // 28), max(2, n_concepts // 14)
-            small = measure(lambda m=metric, p=params, c=small_c: score(m, activations, concepts[:, :c], **p), device)
-            large = measure(lambda m=metric, p=params, c=large_c: score(m, activations, concepts[:, :c], **p), device)
-            slope = max(large[0] - small[0], 0.0) / (large_c - small_c)
-            seconds, peak, how = max(large[0] - slope * large_c, 0.0) + slope * n_concepts, large[1], "est"
-        else:
-            holder: dict[str, np.ndarray] = {}
-
-            def run(m: str = metric, p: dict = params, out: dict = holder) -> None:
-                out["scores"] = score(m, activations, concepts, **p)
-
-            seconds, peak, how = measure(run, device)
-            engine = holder["scores"]
-        per_pair, label, error = library_per_pair(metric, activations, concepts, engine, arguments.lib_budget, rng)
-        row = {"metric": metric, "time_s": seconds, "gemm_s": gemm, "x_gemm": seconds / gemm,
-               "peak_gib": peak / 2**30, "x_input": peak / input_bytes, "mem": how,
-               "lib_s_per_pair": per_pair, "x_lib": per_pair * n_units * n_concepts / seconds,
-               "lib_err": error, "library": label, "load1": os.getloadavg()[0], "n": n, "k": n_units,
-               "c": n_concepts, "device": arguments.device}
-        rows.append(row)
-        print(f"{metric:26s} {seconds:8.2f} {gemm:7.2f} {row['x_gemm']:7.2f} {row['peak_gib']:8.3f} "
-              f"{row['x_input']:7.2f} {how:>5s} {per_pair:10.2e} {row['x_lib']:8.0f} {error:8.1e}  {label:32s} "
-              f"{row['load1']:.2f}", flush=True)
-        del engine
-
-    if rows:
-        total = sum(row["time_s"] for row in rows)
-        print(f"# all {len(rows)} metrics, one score call each: {total:.1f} s; worst x_gemm "
-              f"{max(row['x_gemm'] for row in rows):.2f}, worst x_input "
-              f"{np.nanmax([row['x_input'] for row in rows]):.2f}")
-    if not arguments.skip_table4:
-        gemm = gemm_seconds(activations, concepts, device)
-        print(f"\n# meta-evaluation (Table-4 setting): {len(ALPHA_GRID)} α × {len(LAM_GRID)} λ (WPMI), 5 % validation "
-              f"units; GEMM {gemm:.2f} s; load {os.getloadavg()}", flush=True)
+        print(f"\n# meta-evaluation (Table-4 setting, {kinds[0]} concepts): {len(ALPHA_GRID)} α × {len(LAM_GRID)} λ "
+              f"(WPMI), 5 % validation units; GEMM {gemm:.2f} s; load {os.getloadavg()}", flush=True)
         with RssSampler() as sampler:
             meta = meta_rows(activations, concepts, metrics, device, gemm, arguments.cache_gib)
         print(f"# meta-evaluation peak RSS beyond the inputs: {(sampler.peak - sampler.start) / 2**30:.2f} GiB = "
@@ -380,7 +424,8 @@ def main() -> None:
               f"(target ≤ 10 min: {'ok' if setting_total <= 600 else 'MISSED'}); load {os.getloadavg()}")
         by_metric = {row["metric"]: row for row in meta}
         for row in rows:
-            row.update({key: by_metric[row["metric"]][key] for key in ("grid_s", "setting_s")})
+            if row["concepts"] == kinds[0]:
+                row.update({key: by_metric[row["metric"]][key] for key in ("grid_s", "setting_s")})
         if not rows:
             rows = [{**row, "chosen": str(row["chosen"])} for row in meta]
     print(f"# load average at end: {os.getloadavg()}")

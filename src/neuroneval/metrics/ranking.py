@@ -36,6 +36,7 @@ from neuroneval.metrics.features import (
     concept_counts_at_least,
     concept_positives,
     concept_product,
+    concept_sparse,
     positive_index,
     sum_over_active,
     unit_binary,
@@ -220,13 +221,21 @@ def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     """inverse_auprc: step-wise average precision AP = Σ_i (R_i − R_{i−1}) P_i of the score a against the
     label B(c), over the distinct activations in decreasing order (000 App. A.3 item 11); 0 for a concept with no
-    positive (with a note)."""
+    positive (with a note). All pairs on the numpy backend: one compiled walk per unit over the positives by
+    input (:mod:`neuroneval.metrics.ap_kernel`); otherwise the sparse/dense paths of :func:`_ap_all_pairs`."""
     be = ctx.be
-    concept_bits, positives = concept_binary(chunk)
-    if isinstance(pairing, AllPairs):
+    if isinstance(pairing, AllPairs) and be.name == "numpy":
+        from neuroneval.metrics.ap_kernel import inverse_ap_sums
+
+        sparse_bits = concept_sparse(chunk, "binary")
+        sums = inverse_ap_sums(ctx, concept_binary(chunk)[0] if sparse_bits is None else sparse_bits)
+        positives = concept_positives(chunk)
+    elif isinstance(pairing, AllPairs):
+        concept_bits, positives = concept_binary(chunk)
         sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values(),
                                            score_at_least=lambda: unit_counts_at_least(ctx)))
     else:
+        concept_bits, positives = concept_binary(chunk)
         units, concepts = _pair_positions(pairing)
         sums = _ap_listed(ctx, concept_bits, positives, ctx.unit_values(), concepts, units,
                           score_at_least=unit_counts_at_least(ctx))

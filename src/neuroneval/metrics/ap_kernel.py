@@ -1,0 +1,152 @@
+"""Inverse AUPRC of all (unit, concept) pairs by a compiled kernel (numpy backend, issue 36 item 4).
+
+Average precision of the score ``a`` (a unit's activations) against the label ``y = B(c)`` is, with tied scores one
+threshold (sklearn's step-wise ``average_precision_score``, 000 App. A.3 item 11)::
+
+    |y|·AP = Σ_{i: y_i=1} TP(a ≥ a_i) / N(a ≥ a_i)
+
+Each unit is sorted once (shared with its other rank features). Every input ``i`` then gets a *rank key*: its place
+``p_i`` in decreasing order of ``a`` (0-based, ties in any order) and ``N_i = N(a ≥ a_i)``, the end of its tie
+group, so the inputs at places ``< N_i`` are exactly those with ``a ≥ a_i``. For one (unit, label) pair, with the
+label's ``m`` positives listed by input:
+
+1. mark ``p_i`` of every positive in a bitmap of ``n`` bits (one read of the unit's keys per positive);
+2. count the marks before each 64-bit word (``n/64`` popcounts);
+3. ``TP(a ≥ a_i)`` = the marks at places ``< N_i`` = the count before ``N_i``'s word plus the popcount of that word
+   below ``N_i``; add ``TP/N_i``.
+
+No per-pair sort and no branch on the data: ``m`` key reads, ``m`` popcounts and ``n/64`` word steps per pair, so
+a call costs ≈ ``K·Σ_t |B(c_t)|`` cheap steps, the lower bound of any exact method (every (unit, positive) event is
+visited once). Tied positives share ``N_i`` and so the same ``TP``, as the formula asks. Units run in parallel
+(``numba.prange``) over the process's numba threads. The sums equal the sparse path's
+(:func:`neuroneval.metrics.ranking._ap_sparse`) up to floating-point summation order (≈ 1e-16 relative).
+
+The kernels are compiled by numba on their first call in a fresh environment (a few seconds) and cached on disk
+(``cache=True``) for later processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import intrinsic
+from scipy import sparse
+
+from neuroneval.metrics.context import SHARED_PREFIX, Context
+from neuroneval.metrics.features import ROW_BLOCK_ELEMENTS, unit_sorted
+
+#: Inputs below this fit a rank key's place and count in 16 bits each: one uint32 per (unit, input).
+PACKED_INPUTS = 2**16
+
+
+@intrinsic
+def _popcount(typingctx: Any, word: Any) -> Any:  # pragma: no cover - compiled
+    """Set bits of a uint64 (LLVM's ``ctpop``: one instruction on x86-64 and ARM)."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@numba.njit(parallel=True, cache=True)
+def _rank_keys(sorted_values: np.ndarray, order: np.ndarray, shift: int, keys: np.ndarray) -> None:  # pragma: no cover
+    """``keys[u, i] = N(a ≥ a_i) << shift | p_i`` from each row's ascending sort (``sorted_values``, ``order``): the
+    input at ascending place ``j`` has decreasing place ``n − 1 − j`` and ``N = n − (first place of its tie run)``."""
+    n_units, n = order.shape
+    for unit in numba.prange(n_units):
+        values = sorted_values[unit]
+        first = 0
+        for place in range(n):
+            if place > 0 and values[place] != values[place - 1]:
+                first = place
+            keys[unit, order[unit, place]] = ((n - first) << shift) | (n - 1 - place)
+
+
+@numba.njit(parallel=True, cache=True, fastmath={"reassoc", "nsz"})
+def _ap_sums(keys: np.ndarray, shift: int, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """``|y|·AP`` of every (unit row of ``keys``, label) pair: (S, L) float64. Label ``t``'s positives are the inputs
+    ``indices[indptr[t]:indptr[t + 1]]`` (a CSR by label); see the module docstring for the three steps."""
+    n_units, n = keys.shape
+    n_labels = indptr.size - 1
+    out = np.zeros((n_units, n_labels))
+    words = n // 64 + 1
+    place_mask = (1 << shift) - 1
+    widest = 0
+    for label in range(n_labels):
+        widest = max(widest, indptr[label + 1] - indptr[label])
+    for unit in numba.prange(n_units):
+        marks = np.zeros(words, np.uint64)
+        before = np.zeros(words, np.int64)
+        counts = np.empty(widest, np.int64)
+        unit_keys = keys[unit]
+        for label in range(n_labels):
+            first, stop = indptr[label], indptr[label + 1]
+            if stop == first:
+                continue
+            for offset in range(stop - first):
+                key = np.int64(unit_keys[indices[first + offset]])
+                counts[offset] = key >> shift
+                place = key & place_mask
+                marks[place >> 6] |= np.uint64(1) << np.uint64(place & 63)
+            running = 0
+            for word in range(words):
+                before[word] = running
+                running += _popcount(marks[word])
+            total = 0.0
+            for offset in range(stop - first):
+                count = counts[offset]
+                word = count >> 6
+                below = marks[word] & ((np.uint64(1) << np.uint64(count & 63)) - np.uint64(1))
+                total += (before[word] + _popcount(below)) / count
+            marks[:] = 0
+            out[unit, label] = total
+    return out
+
+
+def rank_keys(ctx: Context) -> tuple[np.ndarray, int]:
+    """The units' rank keys (see the module docstring; (K', n) uint32 below :data:`PACKED_INPUTS` inputs, else
+    int64) and their shift, shared like the units' other features.
+
+    Reuses the units' kept sort (:func:`neuroneval.metrics.features.unit_sorted`) when a FeatureCache keeps
+    features; otherwise sorts blocks of units so that the sort's transients stay within ``work_elements``.
+    """
+    def compute() -> tuple[np.ndarray, int]:
+        be, values = ctx.be, ctx.unit_values()
+        n_units, n = values.shape
+        shift = 16 if n < PACKED_INPUTS else 32
+        keys = np.empty((n_units, n), dtype=np.uint32 if shift == 16 else np.int64)
+        if ctx.keeps_features():
+            _rank_keys(*unit_sorted(ctx), shift, keys)
+            return keys, shift
+        step = max(1, ctx.work_elements // (ROW_BLOCK_ELEMENTS * max(1, n)))
+        for first in range(0, n_units, step):
+            rows = slice(first, min(n_units, first + step))
+            _rank_keys(*be.sort_any_order(values[rows]), shift, keys[rows])
+        return keys, shift
+
+    return ctx.memo(SHARED_PREFIX + "rank_keys", compute)
+
+
+def positives_by_label(label_bits: Any) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the labels' positives: ``indices[indptr[t]:indptr[t+1]]`` are the inputs (ascending) where row ``t``
+    of ``label_bits`` ((L, n) 0/1, dense or a scipy CSR) is nonzero."""
+    if sparse.issparse(label_bits):
+        csr = sparse.csr_matrix(label_bits)
+        csr.eliminate_zeros()
+        csr.sort_indices()
+        return csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
+    rows, columns = np.nonzero(np.asarray(label_bits))
+    indptr = np.zeros(label_bits.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=label_bits.shape[0]), out=indptr[1:])
+    return indptr, columns.astype(np.int64)
+
+
+def inverse_ap_sums(ctx: Context, label_bits: Any) -> np.ndarray:
+    """``|B(c)|·AP`` of every unit of the call (score ``a``) against every label row of ``label_bits`` (``B(c)``
+    of a concept chunk, (C', n), dense 0/1 or a scipy CSR): (K', C') float64, by :func:`_ap_sums`."""
+    keys, shift = rank_keys(ctx)
+    indptr, indices = positives_by_label(label_bits)
+    return _ap_sums(keys, shift, indptr, indices)
