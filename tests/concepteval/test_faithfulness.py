@@ -23,12 +23,16 @@ from neuroneval.concepteval import (
 )
 from neuroneval.concepteval.faithfulness import aggregate, kl_divergence, output_differences
 
-RNG = np.random.default_rng(0)
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator per test, so a test's data do not depend on which tests ran before it (random order)."""
+    return np.random.default_rng(0)
 
 
-def test_abl_removes_an_affine_concept_exactly():
-    h = torch.as_tensor(RNG.normal(size=(4, 5, 6)))
-    concept = LinearConcept(RNG.normal(size=6) * 3, 1.7, "affine")
+def test_abl_removes_an_affine_concept_exactly(rng):
+    h = torch.as_tensor(rng.normal(size=(4, 5, 6)))
+    concept = LinearConcept(rng.normal(size=6) * 3, 1.7, "affine")
     ablated = ablate(h, concept)
     assert torch.allclose(concept.activate(ablated), torch.zeros(4, 5, dtype=torch.float64), atol=1e-12)
     # the move is along v only (Lagrange condition, App. B Eq. 30): the closest point of the hyperplane
@@ -37,9 +41,9 @@ def test_abl_removes_an_affine_concept_exactly():
     assert torch.allclose(residual - (residual @ v)[:, None] * v / (v @ v), torch.zeros_like(residual), atol=1e-12)
 
 
-def test_abl_of_relu_concept_keeps_inactive_positions():
-    h = torch.as_tensor(RNG.normal(size=(50, 6)))
-    concept = ReluConcept(RNG.normal(size=6), -0.2, "sae")
+def test_abl_of_relu_concept_keeps_inactive_positions(rng):
+    h = torch.as_tensor(rng.normal(size=(50, 6)))
+    concept = ReluConcept(rng.normal(size=6), -0.2, "sae")
     ablated = ablate(h, concept)
     inactive = concept.activate(h) == 0
     assert inactive.any() and (~inactive).any()
@@ -47,14 +51,14 @@ def test_abl_of_relu_concept_keeps_inactive_positions():
     assert torch.allclose(concept.activate(ablated), torch.zeros(50, dtype=torch.float64), atol=1e-12)
 
 
-def test_numerical_ablation_matches_closed_forms():
-    h = torch.as_tensor(RNG.normal(size=(7, 6)))
-    v, b = RNG.normal(size=6), 0.4
+def test_numerical_ablation_matches_closed_forms(rng):
+    h = torch.as_tensor(rng.normal(size=(7, 6)))
+    v, b = rng.normal(size=6), 0.4
     affine = LinearConcept(v, b)
     as_function = FunctionConcept(lambda x: x @ torch.as_tensor(v) + b, "affine-fn")
     assert torch.allclose(ablate(h, as_function), ablate(h, affine), atol=1e-10)
     # a(h) = ‖h − c‖² − r²: the closest zero lies on the sphere, along the ray from c through h
-    center, radius = torch.as_tensor(RNG.normal(size=6)), 0.5
+    center, radius = torch.as_tensor(rng.normal(size=6)), 0.5
     sphere = FunctionConcept(lambda x: ((x - center) ** 2).sum(-1) - radius ** 2, "sphere")
     expected = center + radius * (h - center) / (h - center).norm(dim=-1, keepdim=True)
     assert torch.allclose(ablate(h, sphere, AblationOptions(max_iter=100, tol=1e-12)), expected, atol=1e-8)
@@ -66,9 +70,9 @@ def test_numerical_ablation_warns_when_it_cannot_converge():
         ablate(torch.zeros(3, 4, dtype=torch.float64), constant, AblationOptions(max_iter=2))
 
 
-def test_ascent_direction_is_the_unit_gradient():
-    h = torch.as_tensor(RNG.normal(size=(10, 6)))
-    concept = ReluConcept(RNG.normal(size=6), 0.0)
+def test_ascent_direction_is_the_unit_gradient(rng):
+    h = torch.as_tensor(rng.normal(size=(10, 6)))
+    concept = ReluConcept(rng.normal(size=6), 0.0)
     direction = ascent_direction(h, concept)
     active = concept.activate(h) > 0
     v = torch.as_tensor(concept.v / np.linalg.norm(concept.v))
@@ -83,9 +87,9 @@ def test_split_reproduces_the_model(tiny_lm, windows):
         assert torch.equal(split.targets[:, :-1], windows[:, 1:]) and (split.targets[:, -1] == -1).all()
 
 
-def test_grad_measures_equal_finite_differences(tiny_lm, windows):
+def test_grad_measures_equal_finite_differences(rng, tiny_lm, windows):
     split = split_lm(tiny_lm, windows, layer=0)
-    concepts = [*random_concepts(16, 2, seed=1), ReluConcept(RNG.normal(size=16), 0.1, "relu")]
+    concepts = [*random_concepts(16, 2, seed=1), ReluConcept(rng.normal(size=16), 0.1, "relu")]
     options = FaithfulnessOptions(measures=("GRAD-Loss", "GRAD-PClass", "GRAD-TClass"))
     rates = position_differences(split.hidden, split.head, split.targets, concepts, options)
     step = 1e-6
@@ -133,8 +137,8 @@ def test_abl_measures_by_hand(tiny_lm, windows):
     assert (table["n_positions"] == target.size).all()
 
 
-def test_kl_divergence_matches_scipy():
-    logits_p, logits_q = RNG.normal(size=(5, 9)), RNG.normal(size=(5, 9))
+def test_kl_divergence_matches_scipy(rng):
+    logits_p, logits_q = rng.normal(size=(5, 9)), rng.normal(size=(5, 9))
     ours = kl_divergence(torch.as_tensor(logits_p), torch.as_tensor(logits_q)).numpy()
     np.testing.assert_allclose(ours, entropy(softmax(logits_p, 1), softmax(logits_q, 1), axis=1), rtol=1e-10)
 

@@ -22,7 +22,11 @@ from neuroneval.concepteval import (
 )
 from neuroneval.concepteval.measurement import cronbach_alpha, mtmm_matrix
 
-RNG = np.random.default_rng(7)
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator per test, so a test's data do not depend on which tests ran before it (random order)."""
+    return np.random.default_rng(7)
 QUICK = BootstrapOptions(n_boot=200, seed=1)
 
 
@@ -36,11 +40,11 @@ def alpha_by_covariances(items: np.ndarray) -> float:
     return n_items * mean_covariance / (mean_variance + (n_items - 1) * mean_covariance)
 
 
-def test_cronbach_alpha_against_the_covariance_form():
-    truth = RNG.normal(size=40)
-    subsets = truth + 0.7 * RNG.normal(size=(5, 40))
+def test_cronbach_alpha_against_the_covariance_form(rng):
+    truth = rng.normal(size=40)
+    subsets = truth + 0.7 * rng.normal(size=(5, 40))
     assert float(cronbach_alpha(subsets)) == pytest.approx(alpha_by_covariances(subsets), rel=1e-12)
-    stacked = np.stack([subsets, RNG.normal(size=(5, 40))], axis=-1)  # second measure: pure noise
+    stacked = np.stack([subsets, rng.normal(size=(5, 40))], axis=-1)  # second measure: pure noise
     table = subset_consistency(stacked, ["signal", "noise"], QUICK)
     assert table.loc[0, "value"] == pytest.approx(alpha_by_covariances(subsets))
     assert table.loc[1, "value"] == pytest.approx(alpha_by_covariances(stacked[..., 1]))
@@ -48,11 +52,11 @@ def test_cronbach_alpha_against_the_covariance_form():
     assert table.loc[0, "value"] > 0.8 > table.loc[1, "value"]
 
 
-def test_subset_consistency_bootstraps_alpha_over_resampled_concepts():
+def test_subset_consistency_bootstraps_alpha_over_resampled_concepts(rng):
     """Each bootstrap replicate is α of the same J subsets on resampled concepts (a former version mixed up the
     subset and resample axes, giving intervals far below the estimate)."""
-    truth = RNG.normal(size=60)
-    subsets = np.stack([truth + 0.5 * RNG.normal(size=(4, 60)), RNG.normal(size=(4, 60))], axis=-1)
+    truth = rng.normal(size=60)
+    subsets = np.stack([truth + 0.5 * rng.normal(size=(4, 60)), rng.normal(size=(4, 60))], axis=-1)
     options = BootstrapOptions(n_boot=200, seed=3)
     table = subset_consistency(subsets, ["signal", "noise"], options)
     rows = np.random.default_rng(3).integers(0, 60, size=(200, 60))
@@ -63,8 +67,8 @@ def test_subset_consistency_bootstraps_alpha_over_resampled_concepts():
     assert 0.8 < table.loc[0, "ci_low"] < table.loc[0, "value"] < table.loc[0, "ci_high"] <= 1.0
 
 
-def test_cronbach_alpha_of_identical_subsets_is_one():
-    assert float(cronbach_alpha(np.tile(RNG.normal(size=10), (4, 1)))) == pytest.approx(1.0)
+def test_cronbach_alpha_of_identical_subsets_is_one(rng):
+    assert float(cronbach_alpha(np.tile(rng.normal(size=10), (4, 1)))) == pytest.approx(1.0)
 
 
 def tau_a_brute_force(x, y):
@@ -72,16 +76,16 @@ def tau_a_brute_force(x, y):
     return sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i, j in pairs) / len(pairs)
 
 
-def test_kendall_tau_against_scipy_and_brute_force():
-    x, y = RNG.integers(1, 6, 30).astype(float), RNG.integers(1, 6, 30).astype(float)  # many ties
+def test_kendall_tau_against_scipy_and_brute_force(rng):
+    x, y = rng.integers(1, 6, 30).astype(float), rng.integers(1, 6, 30).astype(float)  # many ties
     assert kendall_tau(x, y, "b") == pytest.approx(stats.kendalltau(x, y).statistic, rel=1e-12)
     assert kendall_tau(x, y, "a") == pytest.approx(tau_a_brute_force(x, y), rel=1e-12)
-    u, v = RNG.normal(size=25), RNG.normal(size=25)  # no ties: both variants equal scipy
+    u, v = rng.normal(size=25), rng.normal(size=25)  # no ties: both variants equal scipy
     assert kendall_tau(u, v, "a") == pytest.approx(stats.kendalltau(u, v).statistic, rel=1e-12)
 
 
-def test_inter_rater_pairs_and_simulated_raters():
-    truth = RNG.normal(size=60)
+def test_inter_rater_pairs_and_simulated_raters(rng):
+    truth = rng.normal(size=60)
     ratings = simulate_raters(truth, RaterOptions(n_raters=3, noise_scale=0.3, seed=2))
     assert ratings.shape == (3, 60) and ratings.min() >= 1 and ratings.max() <= 5
     table = inter_rater(ratings, ["e1", "e2", "e3"], MeasurementOptions(bootstrap=QUICK))
@@ -96,9 +100,9 @@ def test_inter_rater_pairs_and_simulated_raters():
     assert noisy_table["ci_low"].isna().all()
 
 
-def test_retest_and_concurrent_validity_against_scipy():
-    truth = RNG.normal(size=(50, 2))
-    run_a, run_b = truth + 0.1 * RNG.normal(size=(50, 2)), truth + 0.1 * RNG.normal(size=(50, 2))
+def test_retest_and_concurrent_validity_against_scipy(rng):
+    truth = rng.normal(size=(50, 2))
+    run_a, run_b = truth + 0.1 * rng.normal(size=(50, 2)), truth + 0.1 * rng.normal(size=(50, 2))
     table = retest_reliability(run_a, run_b, ["m1", "m2"], QUICK)
     for column in range(2):
         expected = stats.pearsonr(run_a[:, column], run_b[:, column]).statistic
@@ -113,9 +117,9 @@ def test_retest_and_concurrent_validity_against_scipy():
     assert lookup["m1", "spearman"] == pytest.approx(stats.spearmanr(run_a[:, 0], criterion).statistic)
 
 
-def test_mtmm_table():
-    scores = RNG.normal(size=(30, 3))
-    scores[:, 1] = scores[:, 0] + 0.1 * RNG.normal(size=30)
+def test_mtmm_table(rng):
+    scores = rng.normal(size=(30, 3))
+    scores[:, 1] = scores[:, 0] + 0.1 * rng.normal(size=30)
     table = mtmm(scores, ["a", "b", "c"], consistency=np.array([0.9, 0.8, 0.7]),
                  options=MeasurementOptions(bootstrap=QUICK))
     matrix = mtmm_matrix(table)
