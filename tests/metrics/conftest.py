@@ -63,3 +63,22 @@ def quiet_score(function, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NeuronEvalWarning)
         return function(*args, **kwargs)
+
+
+def scored_with_notes(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> tuple[np.ndarray,
+                                                                                                          list[str]]:
+    """The engine's scores of every pair and the messages of the NeuronEvalWarnings it raised on the way."""
+    from neuroneval.metrics import NeuronEvalWarning, score
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuronEvalWarning)
+        scores = np.asarray(score(metric, activations, concepts, **params))
+    return scores, [str(warning.message) for warning in caught if issubclass(warning.category, NeuronEvalWarning)]
+
+
+def per_pair_matrix(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> np.ndarray:
+    """The (K, C) scores of the per-pair reference (``neuroneval.metrics.reference``), one loop iteration a pair."""
+    from neuroneval.metrics.reference import per_pair
+
+    return np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
+                      for t in range(concepts.shape[1])] for k in range(activations.shape[1])])

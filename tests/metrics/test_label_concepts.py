@@ -9,16 +9,13 @@ to appear exactly when a concept is constant.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
-from neuroneval.metrics import METRICS, NeuronEvalWarning, score
+from neuroneval.metrics import METRICS
 from neuroneval.metrics.confusion import ALL_POSITIVES, NO_POSITIVES
 from neuroneval.metrics.features import ZERO_NORM, ZERO_VARIANCE
-from neuroneval.metrics.reference import per_pair
-from tests.metrics.conftest import make_activations, metric_params
+from tests.metrics.conftest import make_activations, metric_params, per_pair_matrix, scored_with_notes
 
 ALPHAS = (0.004, 0.03, 0.3)
 
@@ -34,18 +31,6 @@ def label_concepts(rng: np.random.Generator, n: int, *, constant: bool = True) -
     return np.column_stack(columns + ([np.zeros(n), np.ones(n)] if constant else []))
 
 
-def scored(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> tuple[np.ndarray, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuronEvalWarning)
-        scores = np.asarray(score(metric, activations, concepts, **params))
-    return scores, [str(warning.message) for warning in caught if issubclass(warning.category, NeuronEvalWarning)]
-
-
-def reference(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> np.ndarray:
-    return np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
-                      for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
-
-
 CASES = [(metric, alpha) for metric in sorted(m for m in METRICS if METRICS[m].kind != "sampled")
          for alpha in (ALPHAS if "alpha" in METRICS[metric].params else ALPHAS[:1])]
 
@@ -56,8 +41,8 @@ def test_label_concepts_match_the_per_pair_reference(metric: str, alpha: float) 
     n = 900
     activations, concepts = make_activations(rng, n), label_concepts(rng, n)
     params = metric_params(metric, alpha)
-    scores, _ = scored(metric, activations, concepts, **params)
-    np.testing.assert_allclose(scores, reference(metric, activations, concepts, **params), rtol=1e-10, atol=1e-12)
+    scores, _ = scored_with_notes(metric, activations, concepts, **params)
+    np.testing.assert_allclose(scores, per_pair_matrix(metric, activations, concepts, **params), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(("metric", "note", "degenerate"), [("correlation", ZERO_VARIANCE, (0.0, 1.0)),
@@ -71,10 +56,10 @@ def test_a_degenerate_label_concept_is_noted_only_when_there_is_one(metric: str,
     concepts = label_concepts(rng, n, constant=False)
     for constant in (0.0, 1.0):
         with_constant = np.column_stack([concepts, np.full(n, constant)])
-        scores, notes = scored(metric, activations, with_constant)
+        scores, notes = scored_with_notes(metric, activations, with_constant)
         noted = [message for message in notes if note in message]
         assert bool(noted) == (constant in degenerate), (metric, constant, notes)
-        np.testing.assert_allclose(scores, reference(metric, activations, with_constant), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(scores, per_pair_matrix(metric, activations, with_constant), rtol=1e-10, atol=1e-12)
         if constant in degenerate:
             assert np.all(scores[:, -1] == 0.0)
 
@@ -88,12 +73,12 @@ def test_an_empty_or_full_concept_is_noted_only_when_there_is_one(metric: str) -
     activations = make_activations(rng, n)
     concepts = label_concepts(rng, n, constant=False)
     params = metric_params(metric, 0.03)
-    _, notes = scored(metric, activations, concepts, **params)
+    _, notes = scored_with_notes(metric, activations, concepts, **params)
     assert not [message for message in notes if NO_POSITIVES in message or ALL_POSITIVES in message], notes
     for constant, note in ((0.0, NO_POSITIVES), (1.0, ALL_POSITIVES)):
         with_constant = np.column_stack([concepts, np.full(n, constant)])
-        scores, notes = scored(metric, activations, with_constant, **params)
+        scores, notes = scored_with_notes(metric, activations, with_constant, **params)
         expects_note = metric == "inverse_balanced_accuracy" or (metric == "precision" and constant == 0.0)
         assert any(note in message for message in notes) == expects_note, (metric, constant, notes)
-        np.testing.assert_allclose(scores, reference(metric, activations, with_constant, **params), rtol=1e-10,
+        np.testing.assert_allclose(scores, per_pair_matrix(metric, activations, with_constant, **params), rtol=1e-10,
                                    atol=1e-12)

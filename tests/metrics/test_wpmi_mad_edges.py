@@ -8,15 +8,11 @@ each note is checked to appear exactly when its condition holds.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
-from neuroneval.metrics import NeuronEvalWarning, score
-from neuroneval.metrics.reference import per_pair
 from neuroneval.metrics.wpmi_mad import MAD_DEGENERATE, ZERO_MEAN
-from tests.metrics.conftest import make_activations
+from tests.metrics.conftest import make_activations, per_pair_matrix, scored_with_notes
 
 
 def label_concepts(rng: np.random.Generator, n: int, *, empty: bool, full: bool) -> np.ndarray:
@@ -28,19 +24,6 @@ def label_concepts(rng: np.random.Generator, n: int, *, empty: bool, full: bool)
     return np.column_stack(columns)
 
 
-def scored_with_notes(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> tuple[np.ndarray,
-                                                                                                          list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuronEvalWarning)
-        scores = np.asarray(score(metric, activations, concepts, **params))
-    return scores, [str(warning.message) for warning in caught if issubclass(warning.category, NeuronEvalWarning)]
-
-
-def reference(metric: str, activations: np.ndarray, concepts: np.ndarray, **params) -> np.ndarray:
-    return np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
-                      for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
-
-
 @pytest.mark.parametrize("lam", [0.0, 0.7, 1.0])
 @pytest.mark.parametrize("alpha", [0.005, 0.03, 0.2])
 def test_wpmi_of_label_concepts_matches_the_reference(alpha: float, lam: float) -> None:
@@ -49,7 +32,7 @@ def test_wpmi_of_label_concepts_matches_the_reference(alpha: float, lam: float) 
     activations = make_activations(rng, n)
     concepts = label_concepts(rng, n, empty=True, full=True)
     scores, _ = scored_with_notes("wpmi", activations, concepts, alpha=alpha, lam=lam)
-    np.testing.assert_allclose(scores, reference("wpmi", activations, concepts, alpha=alpha, lam=lam),
+    np.testing.assert_allclose(scores, per_pair_matrix("wpmi", activations, concepts, alpha=alpha, lam=lam),
                                rtol=1e-10, atol=1e-10)
 
 
@@ -66,7 +49,7 @@ def test_wpmi_notes_a_zero_mean_concept_only_when_there_is_one(labels: bool) -> 
     with_empty = np.column_stack([concepts, np.zeros(n)])
     scores, notes = scored_with_notes("wpmi", activations, with_empty, alpha=0.05, lam=1.0)
     assert f"wpmi: {ZERO_MEAN}" in notes
-    np.testing.assert_allclose(scores, reference("wpmi", activations, with_empty, alpha=0.05, lam=1.0),
+    np.testing.assert_allclose(scores, per_pair_matrix("wpmi", activations, with_empty, alpha=0.05, lam=1.0),
                                rtol=1e-10, atol=1e-10)
 
 
@@ -81,5 +64,5 @@ def test_mad_notes_a_degenerate_concept_only_when_there_is_one() -> None:
         with_degenerate = np.column_stack([concepts, degenerate])
         scores, notes = scored_with_notes("mad", activations, with_degenerate)
         assert f"mad: {MAD_DEGENERATE}" in notes
-        np.testing.assert_allclose(scores, reference("mad", activations, with_degenerate), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scores, per_pair_matrix("mad", activations, with_degenerate), rtol=1e-10, atol=1e-10)
         assert np.all(scores[:, -1] == 0.0)
