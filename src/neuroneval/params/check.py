@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import yaml
 
 from neuroneval.external import config as externals
+from neuroneval.models.layer_names import classifier_layer_names
 
 #: Layers every world classifier has without a module of that name (neuroneval.activations.OUTPUT_LAYERS, and
 #: ``superclass``, the sums of ``softmax`` per parent that ``vision_classifier_activations`` records).
@@ -401,30 +401,13 @@ def _classifier_layer_problems(key: str, model: str, spec: Mapping[str, Any], la
     architecture = spec.get("architecture")
     if layer in CLASSIFIER_OUTPUT_LAYERS or (layer == CBM_CONCEPT_LAYER and architecture == "tiny_cbm"):
         return []
-    modules = classifier_modules(architecture, json.dumps(spec.get("config") or {}, sort_keys=True))
+    modules = classifier_layer_names(architecture, spec.get("config") or {})
     if layer in modules:
         return []
     special = [*CLASSIFIER_OUTPUT_LAYERS, *([CBM_CONCEPT_LAYER] if architecture == "tiny_cbm" else [])]
     blocks = [name for name in modules if name.count(".") <= 1]
     return [f"{key}: {layer!r} is not a layer of {model!r} ({architecture}; known: {', '.join(special)} and its "
             f"modules {', '.join(blocks)}, ...){_did_you_mean(str(layer), [*special, *modules])}"]
-
-
-@functools.lru_cache(maxsize=16)
-def classifier_modules(architecture: str, config_json: str) -> tuple[str, ...]:
-    """Module names (``model.named_modules()``, the layers a classifier's activations can be recorded at) of the
-    architecture built from its params config on PyTorch's meta device (no memory, no weights)."""
-    import torch
-
-    from neuroneval.models.classifier import build_classifier
-
-    config = {"n_classes": 2, **json.loads(config_json)}
-    if architecture == "tiny_cbm":
-        config.pop("concept_prefixes", None)
-        config["n_concepts"] = 2
-    with torch.device("meta"):
-        model = build_classifier(architecture, config)
-    return tuple(name for name, _ in model.named_modules() if name)
 
 
 def _section_problems(config: Mapping[str, Any]) -> list[str]:
