@@ -236,6 +236,21 @@ def test_duplicate_keys_are_named_with_both_lines(tmp_path: Path) -> None:
     ]
 
 
+def test_a_params_file_that_is_not_yaml_is_named_with_the_offending_line(tmp_path: Path) -> None:
+    path = tmp_path / "overlay.yaml"
+    path.write_text("meta:\n  alpha_grid: [1, 2\n  seed: 3\n")
+    (problem,) = duplicate_key_problems(path)
+    assert problem.startswith(f"{path}: not valid YAML: ") and "line 2, column" in problem
+    assert "  alpha_grid: [1, 2\n" in problem  # quoted, as PyYAML's pure-Python loader does
+
+
+def test_the_schema_and_params_read_with_libyaml_are_what_the_python_loader_reads() -> None:
+    """The checks read YAML with libyaml where PyYAML has it (faster); the pure-Python loader is the oracle."""
+    for path in [SCHEMA, ROOT / "params.yaml", *sorted((ROOT / "profiles").glob("*.yaml"))]:
+        text = path.read_text()
+        assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.load(text, Loader=yaml.SafeLoader), path
+
+
 def test_merge_keys_that_are_overridden_are_not_duplicates(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     path.write_text("a: &base\n  x: 1\n  y: 2\nb:\n  <<: *base\n  x: 3\n")

@@ -75,6 +75,10 @@ def check_params(config: Mapping[str, Any], *, schema_path: str | Path,
     raise ParamsError("\n".join([first + ":", *(f"  {problem}" for problem in problems)]))
 
 
+#: PyYAML's safe loader, compiled (libyaml) where PyYAML has it: Snakemake reads the files on every invocation.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 # --- duplicate keys -------------------------------------------------------------------------------------------------
 
 def duplicate_key_problems(path: str | Path) -> list[str]:
@@ -83,10 +87,11 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     YAML merge keys (``<<: *anchor``) followed by keys that override the merged ones are not duplicates.
     """
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as error:
-        return [f"{path}: not valid YAML: {error}"]
+        return [f"{path}: not valid YAML: {_quoting_yaml_error(text) or error}"]
     problems: list[str] = []
     seen: set[int] = set()
 
@@ -117,6 +122,15 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return problems
 
 
+def _quoting_yaml_error(text: str) -> yaml.YAMLError | None:
+    """The pure-Python loader's error for ``text``, which quotes the offending line (libyaml's does not)."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        return error
+    return None
+
+
 # --- schema and numbers ---------------------------------------------------------------------------------------------
 
 def _is_integer(_checker: Any, value: Any) -> bool:
@@ -128,7 +142,7 @@ def _validator(schema_path: str) -> Any:
     """Snakemake's validator class (JSON Schema 2020-12) on the schema file, with integers that are ints."""
     from jsonschema import Draft202012Validator, validators
 
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = yaml.load(Path(schema_path).read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     strict = validators.extend(Draft202012Validator,
                                type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
     return strict(schema)
