@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from neuroneval.code_deps.cache import StepVersionCache, tree_key
+from neuroneval.code_deps.cache import StepVersionCache, default_cache_dir, tree_key
 from neuroneval.code_deps.index import CodeIndex, snakefile_imports
 from neuroneval.code_deps.workflow import StepVersions, dvc_code_deps, pipeline_steps
 
@@ -320,3 +320,13 @@ def test_a_broken_or_unwritable_cache_only_costs_time(tree: Path, tmp_path: Path
     blocked = tmp_path / "a_file"
     blocked.write_text("")
     assert StepVersions(CodeIndex(tree / "src"), cache_dir=blocked)("step_one") == expected
+
+
+def test_without_a_home_directory_there_is_no_cache(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(Path, "home", no_home)
+    assert default_cache_dir() is None
+    assert StepVersions(CodeIndex(tree / "src"))("step_one") == StepVersions(CodeIndex(tree / "src"),
+                                                                             cache=False)("step_one")

@@ -29,10 +29,15 @@ KEEP = 64
 _FOLDER = "step_versions"
 
 
-def default_cache_dir() -> Path:
+def default_cache_dir() -> Path | None:
     """``$XDG_CACHE_HOME/neuroneval``, or ``~/.cache/neuroneval`` where it is unset (the XDG base directory
-    convention)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    convention); None (no cache) where neither is set and the user has no home directory."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
     return Path(base) / PACKAGE
 
 

@@ -69,8 +69,8 @@ class StepVersions:
         if not self.script.is_file():
             raise FileNotFoundError(f"{self.script}: the workflow's entry script (workflow/scripts/{self.SCRIPT}) is "
                                     f"missing; step versions include its code")
-        self._cache = StepVersionCache(cache_dir or default_cache_dir(), tree_key(self.index.root, self.script)) \
-            if cache else None
+        folder = (cache_dir or default_cache_dir()) if cache else None
+        self._cache = StepVersionCache(folder, tree_key(self.index.root, self.script)) if folder is not None else None
         cached_steps = self._cache.steps if self._cache is not None else None
         self.steps = cached_steps if cached_steps is not None else pipeline_steps(self.index.root)
         self._versions: dict[str, str] = dict(self._cache.versions) if self._cache is not None else {}
