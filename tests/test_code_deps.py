@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from neuroneval.code_deps.cache import StepVersionCache, default_cache_dir, tree_key
 from neuroneval.code_deps.index import CodeIndex, snakefile_imports
 from neuroneval.code_deps.workflow import StepVersions, dvc_code_deps, pipeline_steps
 
@@ -64,6 +65,14 @@ SCRIPTS = {
 
 #: The workflow's one entry script, as in workflow/scripts/step.py.
 ENTRY_SCRIPT = "from neuroneval.pipeline import run_rule\n\nrun_rule(snakemake)\n"
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Step versions are cached under $XDG_CACHE_HOME: each test gets an empty one of its own."""
+    home = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
 
 
 @pytest.fixture
@@ -251,3 +260,73 @@ def test_the_repository_closures_are_deterministic() -> None:
     step = "neuroneval.pipeline.meta_steps:meta_setting"
     versions = [CodeIndex(ROOT / "src").closure(steps=[step]).version for _ in range(2)]
     assert versions[0] == versions[1]
+
+
+def _forbid_closures(monkeypatch: pytest.MonkeyPatch) -> None:
+    def closure(*args, **kwargs):
+        raise AssertionError("a closure was computed although the cache holds this tree's versions")
+    monkeypatch.setattr(CodeIndex, "closure", closure)
+
+
+def test_cached_step_versions_are_the_fresh_ones_for_every_step_of_the_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Snakefile parse of an unchanged library reads every step's version from the cache, computing no closure,
+    and reads exactly what a fresh index computes."""
+    fresh = StepVersions(CodeIndex(ROOT / "src"), cache=False)
+    expected = {step: fresh(step) for step in fresh.steps}
+    assert not (tmp_path / "step_versions").exists()
+    storing = StepVersions(CodeIndex(ROOT / "src"), cache_dir=tmp_path)
+    assert {step: storing(step) for step in storing.steps} == expected
+    _forbid_closures(monkeypatch)
+    cached = StepVersions(CodeIndex(ROOT / "src"), cache_dir=tmp_path)
+    assert cached.steps == fresh.steps
+    assert {step: cached(step) for step in cached.steps} == expected
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("src/neuroneval/heavy.py", "X = 1\n", "X = 1  # a comment, in code no step runs\n"),
+    ("src/neuroneval/alpha.py", "return 1\n", "return 2\n"),
+    ("workflow/scripts/step.py", "run_rule(snakemake)\n", "run_rule(snakemake)\nprint('done')\n"),
+])
+def test_any_change_to_the_library_or_the_entry_script_is_a_new_cache_key(tree: Path, cache_home: Path, path: str,
+                                                                          old: str, new: str) -> None:
+    """The key covers every library file and the entry script: after an edit, the versions are computed afresh
+    (equal to a fresh index's), never read from the entry of the tree before the edit."""
+    def versions(**options) -> dict[str, str]:
+        steps = StepVersions(CodeIndex(tree / "src"), **options)
+        return {step: steps(step) for step in ("step_one", "step_two")}
+
+    script = tree / "workflow/scripts/step.py"
+    key = tree_key(tree / "src", script)
+    before = versions()
+    assert StepVersionCache(cache_home / "neuroneval", key).versions == before
+    file = tree / path
+    file.write_text(file.read_text().replace(old, new))
+    edited_key = tree_key(tree / "src", script)
+    assert edited_key != key
+    assert versions() == versions(cache=False)
+    (tree / "src/neuroneval/extra.py").write_text("Y = 2\n")  # a new module: whole-library steps reach it
+    assert tree_key(tree / "src", script) != edited_key
+
+
+def test_a_broken_or_unwritable_cache_only_costs_time(tree: Path, tmp_path: Path) -> None:
+    expected = StepVersions(CodeIndex(tree / "src"), cache=False)("step_one")
+    folder = tmp_path / "store"
+    StepVersions(CodeIndex(tree / "src"), cache_dir=folder)("step_one")
+    (stored,) = (folder / "step_versions").glob("*.json")
+    for broken in ("{not json", '{"steps": {"step_one": 1}, "versions": {}}', "[]"):
+        stored.write_text(broken)
+        assert StepVersions(CodeIndex(tree / "src"), cache_dir=folder)("step_one") == expected
+    blocked = tmp_path / "a_file"
+    blocked.write_text("")
+    assert StepVersions(CodeIndex(tree / "src"), cache_dir=blocked)("step_one") == expected
+
+
+def test_without_a_home_directory_there_is_no_cache(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(Path, "home", no_home)
+    assert default_cache_dir() is None
+    assert StepVersions(CodeIndex(tree / "src"))("step_one") == StepVersions(CodeIndex(tree / "src"),
+                                                                             cache=False)("step_one")

@@ -4,20 +4,21 @@ path (issue 34: a typo used to keep a stale Table 4), duplicate keys, and key or
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
 
+from neuroneval.models.layer_names import classifier_layer_names
 from neuroneval.params.check import (
     ParamsError,
     canonical_config,
     check_params,
-    classifier_modules,
     duplicate_key_problems,
 )
 
@@ -135,22 +136,54 @@ def test_every_problem_is_reported_in_one_error_with_the_count_first() -> None:
         assert sum(key in line for line in rest) == 1, key
 
 
-def test_layers_of_an_embedded_classifier_are_its_modules() -> None:
-    """The accepted layers are the names of the built model's modules, compared with a real (CPU) build."""
-    from neuroneval.models.classifier import build_classifier
+def _configs_the_params_allow() -> list[tuple[str, dict]]:
+    """(architecture, params config) of every classifier of params.yaml (models.vision, digits.models), and each
+    architecture with the schema's config keys left out and set to small values other than the defaults."""
+    specs = [*PARAMS["models"]["vision"].values(), *PARAMS["digits"]["models"].values()]
+    cases = [(spec["architecture"], spec["config"]) for spec in specs]
+    cases += [("tiny_cnn", {}), ("tiny_cnn", {"width": 3}),
+              ("tiny_vit", {}), ("tiny_vit", {"depth": 1, "embed_dim": 8, "num_heads": 2, "patch_size": 16,
+                                              "mlp_ratio": 1.5}), ("tiny_vit", {"depth": 5}),
+              ("tiny_cbm", {"concept_prefixes": ["a"]}), ("tiny_cbm", {"concept_prefixes": ["a", "b"], "width": 3})]
+    return cases
 
-    for name, spec in PARAMS["models"]["vision"].items():
-        config = {"n_classes": 5, **spec["config"]}
-        if spec["architecture"] == "tiny_cbm":
-            config.pop("concept_prefixes")
-            config["n_concepts"] = 3
-        real = [module for module, _ in build_classifier(spec["architecture"], config).named_modules() if module]
-        assert list(classifier_modules(spec["architecture"], json.dumps(spec["config"], sort_keys=True))) == real, name
+
+@pytest.mark.parametrize(("architecture", "config"), _configs_the_params_allow())
+def test_layer_names_without_torch_are_the_real_modules_names(architecture: str, config: dict) -> None:
+    """classifier_layer_names (no torch) equals named_modules() of the model build_classifier really builds, for
+    every architecture and the configs the params allow (the oracle keeps the torch-free names from drifting)."""
+    from neuroneval.models.classifier import ARCHITECTURES, build_classifier
+
+    assert {architecture for architecture, _ in _configs_the_params_allow()} == set(ARCHITECTURES)
+    jsonschema.validate({"architecture": architecture, "config": config},
+                        {**yaml.safe_load(SCHEMA.read_text())["$defs"]["vision_classifier"], "required": []},
+                        cls=jsonschema.Draft202012Validator)
+    built = {"n_classes": 5, **config}
+    if architecture == "tiny_cbm":
+        built.pop("concept_prefixes")
+        built["n_concepts"] = 3
+    real = [module for module, _ in build_classifier(architecture, built).named_modules() if module]
+    assert list(classifier_layer_names(architecture, config)) == real
+
+
+def test_a_wrong_layer_names_the_setting_the_model_and_the_valid_layers() -> None:
     depth = PARAMS["models"]["vision"]["vision_vit"]["config"]["depth"]
     ok = mutated(settings__vit_hidden_gt__units__0__layer=f"blocks.{depth - 1}")
     check_params(ok, schema_path=SCHEMA)
     text = problems_of(mutated(settings__vit_hidden_gt__units__0__layer=f"blocks.{depth}"))
-    assert f"settings.vit_hidden_gt.units[0].layer: 'blocks.{depth}' is not a layer of 'vision_vit'" in text
+    assert (f"settings.vit_hidden_gt.units[0].layer: 'blocks.{depth}' is not a layer of 'vision_vit' (tiny_vit; "
+            f"known: logits, softmax, superclass and its modules patch_embed, patch_embed.proj") in text
+    assert f"blocks.{depth - 1}, norm, fc_norm, head_drop, head, ..." in text
+
+
+def test_checking_the_params_imports_no_torch() -> None:
+    """Snakemake checks the params on every invocation: importing torch/timm/torchvision there cost seconds."""
+    code = ("import sys, yaml\n"
+            "from neuroneval.params.check import check_params\n"
+            f"check_params(yaml.safe_load(open({str(ROOT / 'params.yaml')!r})), schema_path={str(SCHEMA)!r})\n"
+            "print(sorted(name for name in ('torch', 'timm', 'torchvision') if name in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(
@@ -201,6 +234,21 @@ def test_duplicate_keys_are_named_with_both_lines(tmp_path: Path) -> None:
         f"{path}:4: duplicate key meta.seed (first at line 2); YAML loaders disagree on which one counts",
         f"{path}:7: duplicate key meta (first at line 1); YAML loaders disagree on which one counts",
     ]
+
+
+def test_a_params_file_that_is_not_yaml_is_named_with_the_offending_line(tmp_path: Path) -> None:
+    path = tmp_path / "overlay.yaml"
+    path.write_text("meta:\n  alpha_grid: [1, 2\n  seed: 3\n")
+    (problem,) = duplicate_key_problems(path)
+    assert problem.startswith(f"{path}: not valid YAML: ") and "line 2, column" in problem
+    assert "  alpha_grid: [1, 2\n" in problem  # quoted, as PyYAML's pure-Python loader does
+
+
+def test_the_schema_and_params_read_with_libyaml_are_what_the_python_loader_reads() -> None:
+    """The checks read YAML with libyaml where PyYAML has it (faster); the pure-Python loader is the oracle."""
+    for path in [SCHEMA, ROOT / "params.yaml", *sorted((ROOT / "profiles").glob("*.yaml"))]:
+        text = path.read_text()
+        assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.load(text, Loader=yaml.SafeLoader), path
 
 
 def test_merge_keys_that_are_overridden_are_not_duplicates(tmp_path: Path) -> None:

@@ -28,8 +28,10 @@ Snakemake's params trigger reruns exactly the rules whose code changed; ``tests/
 checks dvc.yaml's code deps against ``dvc_code_deps``. ``python -m neuroneval.code_deps`` prints the code deps
 each stage of dvc.yaml should have.
 
-Two modules: :mod:`neuroneval.code_deps.index` (the AST index, :class:`~neuroneval.code_deps.index.CodeIndex`
-and its closures) and :mod:`neuroneval.code_deps.workflow` (rule files,
-:class:`~neuroneval.code_deps.workflow.StepVersions`, :func:`~neuroneval.code_deps.workflow.dvc_code_deps`). The
-package's top level imports nothing, so importing one module does not import the other.
+Three modules: :mod:`neuroneval.code_deps.index` (the AST index, :class:`~neuroneval.code_deps.index.CodeIndex`
+and its closures), :mod:`neuroneval.code_deps.workflow` (rule files,
+:class:`~neuroneval.code_deps.workflow.StepVersions`, :func:`~neuroneval.code_deps.workflow.dvc_code_deps`) and
+:mod:`neuroneval.code_deps.cache` (the step versions of a library tree kept on disk, keyed by a digest of every
+library file and the entry script, so a Snakefile parse of unchanged code computes no closure). The package's top
+level imports nothing, so importing one module does not import the others.
 """

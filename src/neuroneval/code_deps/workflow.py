@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from neuroneval.code_deps.cache import StepVersionCache, default_cache_dir, tree_key
 from neuroneval.code_deps.index import PACKAGE, CodeIndex
 
 _SCRIPT = re.compile(r'^\s*script:\s*\n?\s*"([^"]+)"', re.MULTILINE)
@@ -51,19 +52,28 @@ class StepVersions:
     entry script and ``run_rule`` are in every step's code (a dispatcher of :meth:`CodeIndex.closure`): a change
     to them reruns every rule.
 
-    ``script``: the entry script, by default ``workflow/scripts/step.py`` beside the ``src`` folder of the index."""
+    ``script``: the entry script, by default ``workflow/scripts/step.py`` beside the ``src`` folder of the index.
+    ``cache``: read and store the steps and versions of this library tree (the index's root) and entry script in
+    :class:`~neuroneval.code_deps.cache.StepVersionCache` under ``cache_dir`` (default
+    :func:`~neuroneval.code_deps.cache.default_cache_dir`), so a Snakefile parse of an unchanged tree computes no
+    closure; any change to a library file or the script is another key
+    (:func:`~neuroneval.code_deps.cache.tree_key`)."""
 
     PARAM = "step"
     SCRIPT = "step.py"
 
-    def __init__(self, index: CodeIndex | None = None, script: Path | None = None) -> None:
+    def __init__(self, index: CodeIndex | None = None, script: Path | None = None, *, cache: bool = True,
+                 cache_dir: Path | None = None) -> None:
         self.index = index or CodeIndex()
         self.script = Path(script) if script is not None else self.index.root.parent / "workflow/scripts" / self.SCRIPT
         if not self.script.is_file():
             raise FileNotFoundError(f"{self.script}: the workflow's entry script (workflow/scripts/{self.SCRIPT}) is "
                                     f"missing; step versions include its code")
-        self.steps = pipeline_steps(self.index.root)
-        self._versions: dict[str, str] = {}
+        folder = (cache_dir or default_cache_dir()) if cache else None
+        self._cache = StepVersionCache(folder, tree_key(self.index.root, self.script)) if folder is not None else None
+        cached_steps = self._cache.steps if self._cache is not None else None
+        self.steps = cached_steps if cached_steps is not None else pipeline_steps(self.index.root)
+        self._versions: dict[str, str] = dict(self._cache.versions) if self._cache is not None else {}
 
     def locate(self, step: str) -> str:
         """``"module:function"`` of step function ``step``; ``KeyError`` naming the known steps otherwise."""
@@ -77,6 +87,8 @@ class StepVersions:
             located = self.locate(step)
             version = self.index.closure(steps=[located], dispatchers=[self.script]).version
             self._versions[step] = f"{located}@{version}"
+            if self._cache is not None:
+                self._cache.store(self.steps, self._versions)
         return self._versions[step]
 
     def check(self, rules: Iterable[Any]) -> None:

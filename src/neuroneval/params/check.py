@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import yaml
 
 from neuroneval.external import config as externals
+from neuroneval.models.layer_names import classifier_layer_names
 
 #: Layers every world classifier has without a module of that name (neuroneval.activations.OUTPUT_LAYERS, and
 #: ``superclass``, the sums of ``softmax`` per parent that ``vision_classifier_activations`` records).
@@ -75,6 +75,10 @@ def check_params(config: Mapping[str, Any], *, schema_path: str | Path,
     raise ParamsError("\n".join([first + ":", *(f"  {problem}" for problem in problems)]))
 
 
+#: PyYAML's safe loader, compiled (libyaml) where PyYAML has it: Snakemake reads the files on every invocation.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 # --- duplicate keys -------------------------------------------------------------------------------------------------
 
 def duplicate_key_problems(path: str | Path) -> list[str]:
@@ -83,10 +87,11 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     YAML merge keys (``<<: *anchor``) followed by keys that override the merged ones are not duplicates.
     """
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as error:
-        return [f"{path}: not valid YAML: {error}"]
+        return [f"{path}: not valid YAML: {_quoting_yaml_error(text) or error}"]
     problems: list[str] = []
     seen: set[int] = set()
 
@@ -117,6 +122,15 @@ def duplicate_key_problems(path: str | Path) -> list[str]:
     return problems
 
 
+def _quoting_yaml_error(text: str) -> yaml.YAMLError | None:
+    """The pure-Python loader's error for ``text``, which quotes the offending line (libyaml's does not)."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        return error
+    return None
+
+
 # --- schema and numbers ---------------------------------------------------------------------------------------------
 
 def _is_integer(_checker: Any, value: Any) -> bool:
@@ -128,7 +142,7 @@ def _validator(schema_path: str) -> Any:
     """Snakemake's validator class (JSON Schema 2020-12) on the schema file, with integers that are ints."""
     from jsonschema import Draft202012Validator, validators
 
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = yaml.load(Path(schema_path).read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     strict = validators.extend(Draft202012Validator,
                                type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
     return strict(schema)
@@ -401,30 +415,13 @@ def _classifier_layer_problems(key: str, model: str, spec: Mapping[str, Any], la
     architecture = spec.get("architecture")
     if layer in CLASSIFIER_OUTPUT_LAYERS or (layer == CBM_CONCEPT_LAYER and architecture == "tiny_cbm"):
         return []
-    modules = classifier_modules(architecture, json.dumps(spec.get("config") or {}, sort_keys=True))
+    modules = classifier_layer_names(architecture, spec.get("config") or {})
     if layer in modules:
         return []
     special = [*CLASSIFIER_OUTPUT_LAYERS, *([CBM_CONCEPT_LAYER] if architecture == "tiny_cbm" else [])]
     blocks = [name for name in modules if name.count(".") <= 1]
     return [f"{key}: {layer!r} is not a layer of {model!r} ({architecture}; known: {', '.join(special)} and its "
             f"modules {', '.join(blocks)}, ...){_did_you_mean(str(layer), [*special, *modules])}"]
-
-
-@functools.lru_cache(maxsize=16)
-def classifier_modules(architecture: str, config_json: str) -> tuple[str, ...]:
-    """Module names (``model.named_modules()``, the layers a classifier's activations can be recorded at) of the
-    architecture built from its params config on PyTorch's meta device (no memory, no weights)."""
-    import torch
-
-    from neuroneval.models.classifier import build_classifier
-
-    config = {"n_classes": 2, **json.loads(config_json)}
-    if architecture == "tiny_cbm":
-        config.pop("concept_prefixes", None)
-        config["n_concepts"] = 2
-    with torch.device("meta"):
-        model = build_classifier(architecture, config)
-    return tuple(name for name, _ in model.named_modules() if name)
 
 
 def _section_problems(config: Mapping[str, Any]) -> list[str]:
