@@ -222,6 +222,20 @@ def _centred(be: Backend, ranks: Any) -> Any:
     return ranks - (n + 1) / 2.0
 
 
+def centred_ranks(ctx: Context, values: Any) -> Any:
+    """Ranks of each row of ``values`` minus their mean (n+1)/2, by ``ctx.ties``: average ties of exactly-float32
+    rows on the numpy backend by one compiled sort per row
+    (:func:`neuroneval.metrics.rank_kernels.centred_average_ranks`, the same half-integers), otherwise
+    :meth:`~neuroneval.metrics.ties.TieRule.ranks` then centred."""
+    if not ctx.ties.noised and ctx.be.name == "numpy":
+        from neuroneval.metrics.rank_kernels import centred_average_ranks
+
+        ranks = centred_average_ranks(values)
+        if ranks is not None:
+            return ranks
+    return _centred(ctx.be, ctx.ties.ranks(ctx.be, values))
+
+
 def unit_centred_ranks(ctx: Context) -> Any:
     """Ranks of each unit's activations minus their mean (n+1)/2; average or reference ties."""
     def compute() -> Any:
@@ -236,7 +250,7 @@ def unit_centred_ranks(ctx: Context) -> Any:
 def unit_centred_rank_rows(ctx: Context, rows: slice) -> Any:
     """:func:`unit_centred_ranks` of a block of the call's units (one sort of just those rows)."""
     values = ctx.unit_noisy_values() if ctx.ties.noised else ctx.unit_values()
-    return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
+    return centred_ranks(ctx, values[rows])
 
 
 def unit_standardized(ctx: Context, key: str, source_rows: Callable[[slice], Any], *, centre: bool = True) -> Any:
@@ -289,7 +303,7 @@ def concept_centred_ranks(chunk: ConceptChunk) -> Any:
 
     def rows_of_ranks(rows: slice) -> Any:
         values = chunk.noisy_values() if ctx.ties.noised else chunk.values()
-        return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
+        return centred_ranks(ctx, values[rows])
 
     return chunk.stored("centred_ranks", lambda: by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks),
                         ctx.be.float64)

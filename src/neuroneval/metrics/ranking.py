@@ -203,7 +203,10 @@ def _pair_positions(pairing: Pairing) -> tuple[np.ndarray, np.ndarray]:
 
 def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     """auprc: step-wise average precision AP = Σ_i (R_i − R_{i−1}) P_i of the score c against the label B(a),
-    over the distinct values of c in decreasing order (000 App. A.3 item 10); 0 for an empty label."""
+    over the distinct values of c in decreasing order (000 App. A.3 item 10); 0 for an empty label. All pairs of
+    soft concepts on the numpy backend: the compiled walk of :mod:`neuroneval.metrics.ap_kernel` with the concepts
+    as scores (:func:`~neuroneval.metrics.ap_kernel.concept_ap_sums`); otherwise the sparse/dense paths of
+    :func:`_ap_all_pairs`."""
     be = ctx.be
     unit_bits, active = unit_binary(ctx)
     if chunk.is_binary():
@@ -211,6 +214,10 @@ def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         recall = tp / active_b
         precision = safe_divide(be, tp, positives, 0.0)
         return recall * precision + (1.0 - recall) * active_b / ctx.n
+    if isinstance(pairing, AllPairs) and be.name == "numpy":
+        from neuroneval.metrics.ap_kernel import concept_ap_sums
+
+        return concept_ap_sums(ctx, chunk, unit_bits) / active[:, None]
     if isinstance(pairing, AllPairs):
         return _ap_all_pairs(ctx, unit_bits, active, chunk.values(),
                              score_at_least=lambda: concept_counts_at_least(chunk)) / active[:, None]

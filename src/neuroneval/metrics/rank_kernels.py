@@ -1,0 +1,144 @@
+"""Average ranks and AP rank keys of many rows by one sort of packed keys and one compiled pass (numpy backend).
+
+Rows whose values are all exactly float32 (activation and concept tables are stored as float32) are sorted as one
+64-bit key per element: the value's order-preserving bit pattern above its position (as
+:meth:`neuroneval.metrics.backend.NumpyBackend.sort_any_order` does). The keys are built by a compiled pass, sorted
+by numpy (in place), and read once by a compiled pass that finds the runs of equal values and writes each input's
+result at its position, with no unpacked order/values arrays, run bounds or scatters in between:
+
+* :func:`centred_average_ranks`: ``R(x)_i − (n + 1)/2`` with ``R`` the average rank (ties share the mean of the ranks
+  they span, ``scipy.stats.rankdata``): an input whose run of equal values covers sorted places ``f…l`` (0-based) has
+  ``R = (f + l)/2 + 1``. Half-integers, so the result is exactly that of
+  :func:`neuroneval.metrics.ranks.average_ranks` minus ``(n + 1)/2``.
+* :func:`rank_keys_of_rows`: the rank keys ``N(x ≥ x_i) << shift | p_i`` of :mod:`neuroneval.metrics.ap_kernel`
+  (``p_i`` the place in decreasing order, ``N = n − f``) for rows that serve as AP scores.
+
+Rows with some value that is not exactly float32 return ``None``; the caller keeps its generic path. −0.0 and 0.0
+get one key, as they compare equal. Rows run in parallel (``numba.prange``); the kernels are compiled on their first
+call in a fresh environment and cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Bits per digit of the radix sort: three passes over 32-bit keys, 2,048 counters each (in L1 cache).
+DIGIT_BITS = 11
+DIGITS = 3
+
+
+@numba.njit(cache=True)
+def _sort_row(values: np.ndarray, keys: np.ndarray, order: np.ndarray, spare_keys: np.ndarray,
+              spare_order: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:  # pragma: no cover - compiled
+    """One row's order-preserving float32 keys sorted ascending with their positions (a stable LSD radix sort on
+    :data:`DIGITS` digits, skipping a digit every key shares), and whether every value was exactly float32."""
+    n = values.size
+    exact = True
+    buckets = 1 << DIGIT_BITS
+    counts = np.zeros((DIGITS, buckets), dtype=np.int64)
+    single = np.empty(1, dtype=np.float32)
+    bits = single.view(np.uint32)
+    for i in range(n):
+        value = np.float32(values[i])
+        if value != values[i]:
+            exact = False
+        single[0] = value + np.float32(0.0)  # −0.0 + 0.0 = 0.0: one key for values that compare equal
+        word = bits[0]
+        key = ~word if word >> np.uint32(31) else word | np.uint32(0x80000000)
+        keys[i] = key
+        order[i] = i
+        for digit in range(DIGITS):
+            counts[digit, (key >> np.uint32(digit * DIGIT_BITS)) & np.uint32(buckets - 1)] += 1
+    source_keys, source_order, target_keys, target_order = keys, order, spare_keys, spare_order
+    for digit in range(DIGITS):
+        shift = np.uint32(digit * DIGIT_BITS)
+        if counts[digit, (source_keys[0] >> shift) & np.uint32(buckets - 1)] == n:
+            continue
+        starts = np.empty(buckets, dtype=np.int64)
+        running = 0
+        for bucket in range(buckets):
+            starts[bucket] = running
+            running += counts[digit, bucket]
+        for i in range(n):
+            key = source_keys[i]
+            bucket = (key >> shift) & np.uint32(buckets - 1)
+            target_keys[starts[bucket]] = key
+            target_order[starts[bucket]] = source_order[i]
+            starts[bucket] += 1
+        source_keys, source_order, target_keys, target_order = target_keys, target_order, source_keys, source_order
+    return source_keys, source_order, exact
+
+
+@numba.njit(parallel=True, cache=True)
+def _centred_ranks(values: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - compiled
+    """``out[r, i] = (f + l)/2 − (n − 1)/2`` for input ``i`` whose run of equal values spans sorted places ``f…l``;
+    False when some value is not exactly float32 (``out`` is then incomplete)."""
+    rows, n = values.shape
+    centre = (n - 1) / 2.0
+    exact = np.ones(rows, dtype=np.bool_)
+    for row in numba.prange(rows):
+        buffers = np.empty((4, n), dtype=np.uint32)
+        keys, order, row_exact = _sort_row(values[row], buffers[0], buffers[1], buffers[2], buffers[3])
+        exact[row] = row_exact
+        first = 0
+        while first < n:
+            last = first
+            while last + 1 < n and keys[last + 1] == keys[first]:
+                last += 1
+            rank = (first + last) * 0.5 - centre
+            for place in range(first, last + 1):
+                out[row, order[place]] = rank
+            first = last + 1
+    return bool(exact.all())
+
+
+@numba.njit(parallel=True, cache=True)
+def _rank_keys(values: np.ndarray, shift: int, out: np.ndarray) -> bool:  # pragma: no cover - compiled
+    """``out[r, i] = (n − f) << shift | (n − 1 − place)`` for input ``i`` at ascending sorted ``place`` whose run of
+    equal values starts at ``f`` (:func:`neuroneval.metrics.ap_kernel._rank_keys`); False as for
+    :func:`_centred_ranks`."""
+    rows, n = values.shape
+    exact = np.ones(rows, dtype=np.bool_)
+    for row in numba.prange(rows):
+        buffers = np.empty((4, n), dtype=np.uint32)
+        keys, order, row_exact = _sort_row(values[row], buffers[0], buffers[1], buffers[2], buffers[3])
+        exact[row] = row_exact
+        first = 0
+        for place in range(n):
+            if place > 0 and keys[place] != keys[place - 1]:
+                first = place
+            out[row, order[place]] = ((n - first) << shift) | (n - 1 - place)
+    return bool(exact.all())
+
+
+def _rows(values: np.ndarray) -> np.ndarray | None:
+    """``values`` as C-contiguous float rows (R, n), or ``None`` when the kernels do not apply."""
+    n = values.shape[-1] if values.ndim else 0
+    if values.ndim == 0 or n == 0 or n >= 2**31 or values.dtype.kind != "f":
+        return None
+    return np.ascontiguousarray(values.reshape(-1, n))
+
+
+def centred_average_ranks(values: np.ndarray) -> np.ndarray | None:
+    """Average ranks minus (n + 1)/2 along the last axis (float64, any leading shape), or ``None`` when some value
+    is not exactly float32 (see the module docstring).
+
+    >>> centred_average_ranks(np.array([[0.5, 0.0, 0.5, 1.0]], dtype=np.float32))
+    array([[ 0.5, -1.5,  0.5,  1.5]])
+    """
+    rows = _rows(values)
+    if rows is None:
+        return None
+    out = np.empty(rows.shape, dtype=np.float64)
+    return out.reshape(values.shape) if _centred_ranks(rows, out) else None
+
+
+def rank_keys_of_rows(values: np.ndarray, shift: int) -> np.ndarray | None:
+    """AP rank keys of every row of ``values`` (R, n) (uint32 for ``shift`` 16, else int64), or ``None`` when some
+    value is not exactly float32 (see the module docstring)."""
+    rows = _rows(values)
+    if rows is None:
+        return None
+    out = np.empty(rows.shape, dtype=np.uint32 if shift == 16 else np.int64)
+    return out if _rank_keys(rows, shift, out) else None
