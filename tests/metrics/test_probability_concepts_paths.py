@@ -109,6 +109,15 @@ def test_probability_concepts_equal_sklearn_and_scipy(metric: str, exact_float32
     np.testing.assert_allclose(got, oracle, rtol=0, atol=1e-12)
 
 
+def test_auc_with_few_active_inputs_equals_sklearn(soft_data) -> None:
+    """Units whose top α has few inputs (|B(a)|·24 < n: no constant, binary or top-tied unit) take AUC's fused
+    compiled rank sums (:func:`neuroneval.metrics.rank_kernels.active_rank_sums`)."""
+    activations, concepts = soft_data
+    varying = activations[:, [0, 1, 5, 6]]
+    got = quiet_score(score, "auc", varying, concepts, alpha=ALPHA)
+    np.testing.assert_allclose(got, _oracle("auc", varying, concepts), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("metric", ["auc", "auprc", "inverse_auc", "spearman", "spearman_tr"])
 def test_unit_blocks_chunks_and_backends_agree(metric: str, soft_data) -> None:
     """A 16 MiB budget on 40,000 inputs cuts the units into blocks; chunk_size=3 cuts the concepts; the torch backend
@@ -173,6 +182,9 @@ def test_compiled_ranks_equal_rankdata_and_refuse_inexact_values() -> None:
     np.testing.assert_array_equal(centred_average_ranks(rows), expected)
     np.testing.assert_array_equal(centred_average_ranks(rows.astype(np.float64).reshape(2, 3, 700)),
                                   expected.reshape(2, 3, 700))
+    short = np.round(rng.standard_normal((9, 50)), 0).astype(np.float32)  # insertion-sorted rows (≤ SHORT_ROW)
+    short[0, :25] = -0.0
+    np.testing.assert_array_equal(centred_average_ranks(short), stats.rankdata(short, axis=-1) - 25.5)
     inexact = rows.astype(np.float64)
     inexact[4, 10] = 0.1
     assert centred_average_ranks(inexact) is None

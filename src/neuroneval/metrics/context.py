@@ -317,6 +317,17 @@ class ConceptChunk:
 
         return self.memo(key, build)
 
+    def per_call(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A small feature of the chunk (a number per concept: norms), computed once per call whatever the unit
+        blocks: kept in the call's concept store, so later blocks do not pass over the chunk's values again."""
+        def build() -> Any:
+            store_key = ("per_call", key, self.rows.tobytes())
+            if store_key not in self.ctx.concept_store:
+                self.ctx.concept_store[store_key] = compute()
+            return self.ctx.concept_store[store_key]
+
+        return self.memo(key, build)
+
     def host_values(self) -> np.ndarray:
         """Concept values, concept-major (C', n) float64 on the host."""
         return self.memo("host", lambda: rows_of(self.ctx.concepts, self.rows))
@@ -350,7 +361,7 @@ class ConceptChunk:
             host = self.host_values()
             return bool(np.all((host == 0) | (host == 1)))
 
-        return self.memo("is_binary", compute)
+        return self.per_call("is_binary", compute)
 
 
 class AllPairs:

@@ -153,7 +153,8 @@ def concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_ke
 
 
 def concept_inverse_norms(chunk: ConceptChunk, *, centre: bool) -> Any:
-    """1/‖c − c̄‖ (``centre``) or 1/‖c‖ of the chunk's concepts, 0 for degenerate ones (see :func:`inverse_norms`).
+    """1/‖c − c̄‖ (``centre``) or 1/‖c‖ of the chunk's concepts, 0 for degenerate ones (see :func:`inverse_norms`),
+    once per call (:meth:`ConceptChunk.per_call`).
 
     On a sparse chunk the centred sum of squares is Σ_{c_i ≠ 0} (c_i − c̄)² + (n − nnz)·c̄², exact without
     forming the dense centred rows; a row is constant only when it has no nonzero or only equal nonzeros at
@@ -185,7 +186,7 @@ def concept_inverse_norms(chunk: ConceptChunk, *, centre: bool) -> Any:
         ctx.notes.check(ctx.be, ctx.be.asarray(degenerate), ZERO_VARIANCE if centre else ZERO_NORM)
         return ctx.be.asarray(np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, norms)))
 
-    return chunk.memo("inverse_norms" if centre else "inverse_plain_norms", compute)
+    return chunk.per_call("inverse_norms" if centre else "inverse_plain_norms", compute)
 
 
 def unit_binary64(ctx: Context) -> Any:
@@ -305,8 +306,16 @@ def concept_centred_ranks(chunk: ConceptChunk) -> Any:
         values = chunk.noisy_values() if ctx.ties.noised else chunk.values()
         return centred_ranks(ctx, values[rows])
 
-    return chunk.stored("centred_ranks", lambda: by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks),
-                        ctx.be.float64)
+    def compute() -> Any:
+        if not ctx.ties.noised and ctx.be.name == "numpy":  # compiled: no transients beyond a row buffer per thread
+            from neuroneval.metrics.rank_kernels import centred_average_ranks
+
+            ranks = centred_average_ranks(chunk.values())
+            if ranks is not None:
+                return ranks
+        return by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks)
+
+    return chunk.stored("centred_ranks", compute, ctx.be.float64)
 
 
 def concept_counts_at_least(chunk: ConceptChunk) -> Any:

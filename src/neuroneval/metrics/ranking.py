@@ -37,8 +37,10 @@ from neuroneval.metrics.features import (
     concept_positives,
     concept_product,
     concept_sparse,
+    few_active,
     positive_index,
     sum_over_active,
+    unit_active_index,
     unit_binary,
     unit_centred_ranks,
     unit_counts_at_least,
@@ -77,8 +79,24 @@ def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         pairs = active * (ctx.n - active)
         ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE)
         return safe_divide(ctx.be, tp * tn + 0.5 * (tp * fp + fn * tn), pairs, 0.5)
-    rank_sum = sum_over_active(ctx, concept_centred_ranks(chunk), pairing)
+    rank_sum = _compiled_rank_sums(ctx, chunk, pairing)
+    if rank_sum is None:
+        rank_sum = sum_over_active(ctx, concept_centred_ranks(chunk), pairing)
     return _auc(ctx, rank_sum, pairing.u(unit_binary(ctx)[1]))
+
+
+def _compiled_rank_sums(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """AUC's rank sums Σ_{i∈B(a)} R'(c)_i of all pairs by one compiled sort per concept
+    (:func:`neuroneval.metrics.rank_kernels.active_rank_sums`) when the numpy backend scores all pairs with average
+    ties, few active inputs per unit and no kept concept ranks; ``None`` otherwise (or for values not exactly
+    float32)."""
+    if not (isinstance(pairing, AllPairs) and ctx.be.name == "numpy" and not ctx.ties.noised
+            and not ctx.store_concepts and few_active(ctx)):
+        return None
+    from neuroneval.metrics.rank_kernels import active_rank_sums
+
+    index, weights = unit_active_index(ctx)
+    return active_rank_sums(chunk.values(), index, weights)
 
 
 def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
