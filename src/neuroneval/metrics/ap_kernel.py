@@ -35,8 +35,10 @@ from numba.core import types
 from numba.extending import intrinsic
 from scipy import sparse
 
+from neuroneval.metrics.binarize import CONCEPT_THRESHOLD
 from neuroneval.metrics.context import SHARED_PREFIX, ConceptChunk, Context
 from neuroneval.metrics.features import ROW_BLOCK_ELEMENTS, unit_sorted
+from neuroneval.metrics.rank_kernels import rank_keys_of_rows
 
 #: Inputs below this fit a rank key's place and count in 16 bits each: one uint32 per (unit, input).
 PACKED_INPUTS = 2**16
@@ -144,11 +146,22 @@ def positives_by_label(label_bits: Any) -> tuple[np.ndarray, np.ndarray]:
     return indptr, columns.astype(np.int64)
 
 
+def concept_label_positives(chunk: ConceptChunk) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (indptr, indices) of ``B(c) = 1[c ≥ 0.5]`` of the chunk's concepts, read from the host concept table as
+    0/1 bytes (no float64 copy of the chunk): the labels of :func:`inverse_ap_sums`."""
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        columns = np.asarray(chunk.ctx.concepts)[:, chunk.rows]
+        return positives_by_label(np.ascontiguousarray((columns >= CONCEPT_THRESHOLD).T))
+
+    return chunk.memo("label_positives", compute)
+
+
 def inverse_ap_sums(ctx: Context, label_bits: Any) -> np.ndarray:
     """``|B(c)|·AP`` of every unit of the call (score ``a``) against every label row of ``label_bits`` (``B(c)``
-    of a concept chunk, (C', n), dense 0/1 or a scipy CSR): (K', C') float64, by :func:`_ap_sums`."""
+    of a concept chunk, (C', n), dense 0/1 or a scipy CSR, or its (indptr, indices) from
+    :func:`concept_label_positives`): (K', C') float64, by :func:`_ap_sums`."""
     keys, shift = rank_keys(ctx)
-    indptr, indices = positives_by_label(label_bits)
+    indptr, indices = label_bits if isinstance(label_bits, tuple) else positives_by_label(label_bits)
     return _ap_sums(keys, shift, indptr, indices)
 
 
@@ -160,8 +173,6 @@ def concept_ap_sums(ctx: Context, chunk: ConceptChunk, label_bits: Any) -> np.nd
     The keys come from one compiled sort per concept (:func:`neuroneval.metrics.rank_kernels.rank_keys_of_rows`), or
     from the backend's sort when a value is not exactly float32. The labels' positives are listed once per context.
     """
-    from neuroneval.metrics.rank_kernels import rank_keys_of_rows
-
     def keys() -> np.ndarray:
         values = ctx.be.to_numpy(chunk.values())
         shift = 16 if ctx.n < PACKED_INPUTS else 32

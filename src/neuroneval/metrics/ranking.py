@@ -250,11 +250,16 @@ def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     input (:mod:`neuroneval.metrics.ap_kernel`); otherwise the sparse/dense paths of :func:`_ap_all_pairs`."""
     be = ctx.be
     if isinstance(pairing, AllPairs) and be.name == "numpy":
-        from neuroneval.metrics.ap_kernel import inverse_ap_sums
+        from neuroneval.metrics.ap_kernel import concept_label_positives, inverse_ap_sums
 
         sparse_bits = concept_sparse(chunk, "binary")
-        sums = inverse_ap_sums(ctx, concept_binary(chunk)[0] if sparse_bits is None else sparse_bits)
-        positives = concept_positives(chunk)
+        if sparse_bits is None:
+            labels = concept_label_positives(chunk)
+            sums = inverse_ap_sums(ctx, labels)
+            positives = be.asarray(np.diff(labels[0]).astype(np.float64))
+        else:
+            sums = inverse_ap_sums(ctx, sparse_bits)
+            positives = concept_positives(chunk)
     elif isinstance(pairing, AllPairs):
         concept_bits, positives = concept_binary(chunk)
         sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values(),
