@@ -3,7 +3,8 @@
 With float32 tables on the numpy backend the rank metrics take compiled paths (issue 36 item 4): the average ranks
 of units and concepts by one sort per row (:mod:`neuroneval.metrics.rank_kernels`; AUC, inverse AUC, Spearman,
 Spearman T&R) and AUPRC by the compiled AP walk with the concepts as scores
-(:func:`neuroneval.metrics.ap_kernel.concept_ap_sums`). Oracles: ``sklearn.metrics.roc_auc_score`` and
+(:func:`neuroneval.metrics.ap_kernel.concept_ap_sums`); Spearman keeps its concepts' ranks compactly across unit
+blocks. Oracles: ``sklearn.metrics.roc_auc_score`` and
 ``average_precision_score``, ``scipy.stats.spearmanr``/``pearsonr``/``rankdata`` per pair, on data with heavy ties
 (ReLU zeros, rounded values, −0.0 next to 0.0), soft concepts whose ``B(c)`` is empty, all-positive or a single
 input, and constant units and concepts; float64 tables that are not exactly float32 take the generic path and must
@@ -19,13 +20,18 @@ import pytest
 from scipy import stats
 from sklearn import metrics as skm
 
-from neuroneval.metrics import METRICS, score, score_grid
+from neuroneval.metrics import METRICS, budget, score, score_grid
 from neuroneval.metrics import engine as engine_module
 from neuroneval.metrics import reference as ref
 from neuroneval.metrics.ap_kernel import _rank_keys
 from neuroneval.metrics.backend import get_backend
 from neuroneval.metrics.metric_options import engine_params
-from neuroneval.metrics.rank_kernels import centred_average_ranks, rank_keys_of_rows
+from neuroneval.metrics.rank_kernels import (
+    centred_average_ranks,
+    centred_ranks_from_firsts,
+    rank_keys_of_rows,
+    tie_firsts,
+)
 from neuroneval.metrics.topandrandom import sample_indices
 from tests.metrics.conftest import make_activations, quiet_score
 
@@ -204,3 +210,22 @@ def test_compiled_rank_keys_equal_the_sorted_walk() -> None:
     places = got & 0xFFFF
     np.testing.assert_array_equal(np.sort(places, axis=1), np.broadcast_to(np.arange(900), rows.shape))
     assert np.all(places < (got >> 16))
+
+
+def test_compact_ranks_decode_to_rankdata_and_let_spearman_keep_its_concepts() -> None:
+    """tie_firsts (uint16) decodes to scipy's average ranks; at paper scale the compact store (2 bytes per value)
+    fits where float32 ranks do not, so Spearman sorts each concept once instead of once per unit block."""
+    rng = np.random.default_rng(13)
+    rows = np.maximum(np.round(rng.standard_normal((4, 3000)), 1), 0.0).astype(np.float32)
+    firsts = tie_firsts(rows)
+    assert firsts.dtype == np.uint16
+    np.testing.assert_array_equal(centred_ranks_from_firsts(firsts), stats.rankdata(rows, axis=-1) - 1500.5)
+    assert tie_firsts(rows.astype(np.float64) + 0.01) is None
+    limit = budget.budget_bytes("auto", 50_000, 1400, 1400)
+    assert not budget.plan("spearman", limit, 50_000, 1400, 1400).store_concepts
+    compact = budget.compact_plan("spearman", limit, 50_000, 1400, 1400)
+    assert compact.store_concepts and compact.compact_ranks
+    assert budget.compact_ranks_apply("spearman", "numpy", False, 50_000, np.dtype(np.float32))
+    assert not budget.compact_ranks_apply("spearman", "torch", False, 50_000, np.dtype(np.float32))
+    assert not budget.compact_ranks_apply("spearman", "numpy", False, 2**16, np.dtype(np.float32))
+    assert not budget.compact_ranks_apply("auc", "numpy", False, 50_000, np.dtype(np.float32))

@@ -188,7 +188,9 @@ class Context:
     ``work_elements`` bounds the elements of a kernel's largest temporary (the memory budget's share,
     :mod:`neuroneval.metrics.budget`); ``concept_store`` keeps features of the whole concept matrix (its sparse
     form) for every unit block of one call and, when ``store_concepts``, the costly features of each concept
-    chunk (ranks, counts; :meth:`ConceptChunk.stored`), so later unit blocks do not sort the concepts again.
+    chunk (ranks, counts; :meth:`ConceptChunk.stored`), so later unit blocks do not sort the concepts again;
+    ``compact_ranks``: kept concept ranks are compact (uint16 tie-run starts,
+    :func:`neuroneval.metrics.features.concept_centred_ranks`).
     """
 
     be: Backend
@@ -201,6 +203,7 @@ class Context:
     work_elements: int = WORK_ELEMENTS
     concept_store: dict[Any, Any] = field(default_factory=dict)
     store_concepts: bool = False
+    compact_ranks: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, Any] | CacheView = field(default_factory=dict)
     _shared_keys: frozenset[str] = frozenset()

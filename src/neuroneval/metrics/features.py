@@ -299,8 +299,20 @@ def by_row_blocks(ctx: Context, n_rows: int, dtype: Any, compute: Callable[[slic
 
 def concept_centred_ranks(chunk: ConceptChunk) -> Any:
     """Centred ranks of the chunk's concepts (float64), average or reference ties; sorted once per call, in row
-    blocks (:func:`by_row_blocks`)."""
+    blocks (:func:`by_row_blocks`). With :attr:`Context.compact_ranks` the call keeps each input's first sorted place
+    of its tie run (uint16, :func:`neuroneval.metrics.rank_kernels.tie_firsts`) and every unit block decodes the
+    same ranks from it."""
     ctx = chunk.ctx
+    if ctx.compact_ranks:
+        from neuroneval.metrics.rank_kernels import centred_ranks_from_firsts, tie_firsts
+
+        store_key = ("tie_firsts", chunk.rows.tobytes())
+        if store_key not in ctx.concept_store:
+            firsts = tie_firsts(ctx.be.to_numpy(chunk.values()))
+            if firsts is not None:
+                ctx.concept_store[store_key] = firsts
+        if store_key in ctx.concept_store:
+            return chunk.memo("centred_ranks", lambda: centred_ranks_from_firsts(ctx.concept_store[store_key]))
 
     def rows_of_ranks(rows: slice) -> Any:
         values = chunk.noisy_values() if ctx.ties.noised else chunk.values()

@@ -12,6 +12,9 @@ result at its position, with no unpacked order/values arrays, run bounds or scat
   :func:`neuroneval.metrics.ranks.average_ranks` minus ``(n + 1)/2``.
 * :func:`active_rank_sums`: AUC's sums of a concept's centred ranks over each unit's active inputs, one sort per
   concept and no rank matrix written out.
+* :func:`tie_firsts` / :func:`centred_ranks_from_firsts`: the same ranks kept compactly (each input's first sorted
+  place of its tie run, uint16 below 2**16 inputs) and decoded, so a call sorts each concept once however many
+  unit blocks read its ranks.
 * :func:`rank_keys_of_rows`: the rank keys ``N(x ≥ x_i) << shift | p_i`` of :mod:`neuroneval.metrics.ap_kernel`
   (``p_i`` the place in decreasing order, ``N = n − f``) for rows that serve as AP scores.
 
@@ -172,6 +175,45 @@ def _rank_keys(values: np.ndarray, shift: int, out: np.ndarray) -> bool:  # prag
     return bool(exact.all())
 
 
+@numba.njit(parallel=True, cache=True)
+def _tie_firsts(values: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - compiled
+    """``out[r, i] = f``, the first sorted place of the run of values equal to ``values[r, i]``; False as for
+    :func:`_centred_ranks`."""
+    rows, n = values.shape
+    blocks = min(rows, ROW_BLOCKS)
+    exact = np.ones(blocks, dtype=np.bool_)
+    for block in numba.prange(blocks):
+        buffers = np.empty((4, n), dtype=np.uint32)
+        counts = np.empty((DIGITS, 1 << DIGIT_BITS), dtype=np.int64)
+        for row in range(block * rows // blocks, (block + 1) * rows // blocks):
+            keys, order, row_exact = _sort_row(values[row], buffers, counts)
+            exact[block] &= row_exact
+            first = 0
+            for place in range(n):
+                if place > 0 and keys[place] != keys[place - 1]:
+                    first = place
+                out[row, order[place]] = first
+    return bool(exact.all())
+
+
+@numba.njit(parallel=True, cache=True)
+def _ranks_from_firsts(firsts: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[r, i] = f + (g − 1)/2 − (n − 1)/2`` for ``f = firsts[r, i]`` and ``g`` the inputs of row ``r`` sharing
+    that ``f`` (the run's length): the centred average rank, ``(f + l)/2 − (n − 1)/2`` with ``l = f + g − 1``."""
+    rows, n = firsts.shape
+    centre = (n - 1) / 2.0
+    blocks = min(rows, ROW_BLOCKS)
+    for block in numba.prange(blocks):
+        lengths = np.empty(n, dtype=np.int64)
+        for row in range(block * rows // blocks, (block + 1) * rows // blocks):
+            lengths[:] = 0
+            for i in range(n):
+                lengths[firsts[row, i]] += 1
+            for i in range(n):
+                first = firsts[row, i]
+                out[row, i] = first + (lengths[first] - 1) * 0.5 - centre
+
+
 def _rows(values: np.ndarray) -> np.ndarray | None:
     """``values`` as C-contiguous float rows (R, n), or ``None`` when the kernels do not apply."""
     n = values.shape[-1] if values.ndim else 0
@@ -185,7 +227,7 @@ def centred_average_ranks(values: np.ndarray) -> np.ndarray | None:
     is not exactly float32 (see the module docstring).
 
     >>> centred_average_ranks(np.array([[0.5, 0.0, 0.5, 1.0]], dtype=np.float32))
-    array([[ 0.5, -1.5,  0.5,  1.5]])
+    array([[ 0. , -1.5,  0. ,  1.5]])
     """
     rows = _rows(values)
     if rows is None:
@@ -217,3 +259,28 @@ def active_rank_sums(values: np.ndarray, index: np.ndarray, weights: np.ndarray)
     ok = _active_rank_sums(rows, np.ascontiguousarray(index, dtype=np.int64),
                            np.ascontiguousarray(weights, dtype=np.float64), out)
     return out if ok else None
+
+
+def tie_firsts(values: np.ndarray) -> np.ndarray | None:
+    """Each input's first sorted place of its run of equal values, uint16 (R, n) for n ≤ 2**16: the compact form of
+    the average ranks (:func:`centred_ranks_from_firsts`); ``None`` when some value is not exactly float32.
+
+    >>> tie_firsts(np.array([[0.5, 0.0, 0.5, 1.0]], dtype=np.float32))
+    array([[1, 0, 1, 3]], dtype=uint16)
+    """
+    rows = _rows(values)
+    if rows is None or rows.shape[1] > 2**16:
+        return None
+    out = np.empty(rows.shape, dtype=np.uint16)
+    return out if _tie_firsts(rows, out) else None
+
+
+def centred_ranks_from_firsts(firsts: np.ndarray) -> np.ndarray:
+    """The centred average ranks (float64, as :func:`centred_average_ranks`) of rows given by :func:`tie_firsts`.
+
+    >>> centred_ranks_from_firsts(np.array([[1, 0, 1, 3]], dtype=np.uint16))
+    array([[ 0. , -1.5,  0. ,  1.5]])
+    """
+    out = np.empty(firsts.shape, dtype=np.float64)
+    _ranks_from_firsts(np.ascontiguousarray(firsts), out)
+    return out
