@@ -148,12 +148,14 @@ def positives_by_label(label_bits: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def concept_label_positives(chunk: ConceptChunk) -> tuple[np.ndarray, np.ndarray]:
     """CSR (indptr, indices) of ``B(c) = 1[c ≥ 0.5]`` of the chunk's concepts, read from the host concept table as
-    0/1 bytes (no float64 copy of the chunk): the labels of :func:`inverse_ap_sums`."""
+    0/1 bytes (no float64 copy of the chunk): the labels of :func:`inverse_ap_sums`, listed once per call
+    (:meth:`ConceptChunk.per_call`; int32 positions, 4 bytes per positive, below 2**31 inputs)."""
     def compute() -> tuple[np.ndarray, np.ndarray]:
         columns = np.asarray(chunk.ctx.concepts)[:, chunk.rows]
-        return positives_by_label(np.ascontiguousarray((columns >= CONCEPT_THRESHOLD).T))
+        indptr, indices = positives_by_label(np.ascontiguousarray((columns >= CONCEPT_THRESHOLD).T))
+        return indptr, indices.astype(np.int32) if chunk.ctx.n < 2**31 else indices
 
-    return chunk.memo("label_positives", compute)
+    return chunk.per_call("label_positives", compute)
 
 
 def inverse_ap_sums(ctx: Context, label_bits: Any) -> np.ndarray:
