@@ -204,14 +204,14 @@ def _ranks_from_firsts(firsts: np.ndarray, out: np.ndarray) -> None:  # pragma: 
     centre = (n - 1) / 2.0
     blocks = min(rows, ROW_BLOCKS)
     for block in numba.prange(blocks):
-        lengths = np.empty(n, dtype=np.int64)
+        lengths = np.empty(n, dtype=np.uint16)  # a run has at most n < 2**16 inputs
         for row in range(block * rows // blocks, (block + 1) * rows // blocks):
             lengths[:] = 0
             for i in range(n):
                 lengths[firsts[row, i]] += 1
             for i in range(n):
                 first = firsts[row, i]
-                out[row, i] = first + (lengths[first] - 1) * 0.5 - centre
+                out[row, i] = first + (np.int64(lengths[first]) - 1) * 0.5 - centre
 
 
 def _rows(values: np.ndarray) -> np.ndarray | None:
@@ -262,14 +262,14 @@ def active_rank_sums(values: np.ndarray, index: np.ndarray, weights: np.ndarray)
 
 
 def tie_firsts(values: np.ndarray) -> np.ndarray | None:
-    """Each input's first sorted place of its run of equal values, uint16 (R, n) for n ≤ 2**16: the compact form of
+    """Each input's first sorted place of its run of equal values, uint16 (R, n) for n < 2**16: the compact form of
     the average ranks (:func:`centred_ranks_from_firsts`); ``None`` when some value is not exactly float32.
 
     >>> tie_firsts(np.array([[0.5, 0.0, 0.5, 1.0]], dtype=np.float32))
     array([[1, 0, 1, 3]], dtype=uint16)
     """
     rows = _rows(values)
-    if rows is None or rows.shape[1] > 2**16:
+    if rows is None or rows.shape[1] >= 2**16:
         return None
     out = np.empty(rows.shape, dtype=np.uint16)
     return out if _tie_firsts(rows, out) else None
