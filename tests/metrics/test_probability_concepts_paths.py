@@ -230,19 +230,3 @@ def test_compact_ranks_decode_to_rankdata_and_let_spearman_keep_its_concepts() -
     assert not budget.compact_ranks_apply("spearman", "numpy", False, 2**16, np.dtype(np.float32))
     assert not budget.compact_ranks_apply("auc", "numpy", False, 50_000, np.dtype(np.float32))
 
-
-def test_inverse_auc_digit_sums_are_exact_at_the_largest_n() -> None:
-    """n = 2**16 − 1 inputs (the digit GEMMs' bound) with labels of almost every input: the float32 digit sums are
-    the exact rank sums, so inverse AUC equals sklearn's to float64 rounding."""
-    rng = np.random.default_rng(14)
-    n = 2**16 - 1
-    activations = np.column_stack([rng.permutation(n), np.maximum(rng.standard_normal(n), 0.0),
-                                   np.round(rng.standard_normal(n), 1)]).astype(np.float32)
-    concepts = np.column_stack([np.full(n, 0.9), rng.random(n), np.round(rng.random(n) * 0.3 + 0.35, 2)])
-    concepts[:2, 0] = 0.1
-    concepts = concepts.astype(np.float32)
-    got = quiet_score(score, "inverse_auc", activations, concepts)
-    for k in range(3):
-        for t in range(3):
-            expected = skm.roc_auc_score(concepts[:, t] >= 0.5, activations[:, k])
-            assert got[k, t] == pytest.approx(expected, abs=1e-12), (k, t)

@@ -254,27 +254,6 @@ def unit_centred_rank_rows(ctx: Context, rows: slice) -> Any:
     return centred_ranks(ctx, values[rows])
 
 
-def unit_rank_digits(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    """Twice the centred ranks of the call's units, 2·R'(a) = 256·high + low with low ∈ 0…255, as two float32
-    (K', n) host arrays of exact integers (the inputs of :func:`neuroneval.metrics.ranking._digit_rank_sums`), built
-    in row blocks (:func:`by_row_blocks`' sizes) without keeping the float64 ranks."""
-    def compute() -> tuple[np.ndarray, np.ndarray]:
-        n_rows, n = ctx.unit_rows.size, ctx.n
-        high = np.empty((n_rows, n), dtype=np.float32)
-        low = np.empty((n_rows, n), dtype=np.float32)
-        step = max(1, ctx.work_elements // (ROW_BLOCK_ELEMENTS * max(1, n)))
-        for start in range(0, n_rows, step):
-            rows = slice(start, min(n_rows, start + step))
-            ranks = unit_centred_ranks(ctx)[rows] if ctx.keeps_features() else unit_centred_rank_rows(ctx, rows)
-            twice = 2.0 * ctx.be.to_numpy(ranks)
-            low_digit = np.mod(twice, 256.0)
-            high[rows] = (twice - low_digit) / 256.0
-            low[rows] = low_digit
-        return high, low
-
-    return ctx.memo("centred_rank_digits", compute)
-
-
 def unit_standardized(ctx: Context, key: str, source_rows: Callable[[slice], Any], *, centre: bool = True) -> Any:
     """Rows of ``source_rows`` (a unit-side feature for a block of rows) standardized (:func:`standardize`), built
     in row blocks so that only the result is held, kept under ``key``."""

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from neuroneval.metrics.backend import Backend
-from neuroneval.metrics.binarize import CONCEPT_THRESHOLD
 from neuroneval.metrics.confusion import confusion
 from neuroneval.metrics.context import AllPairs, ConceptChunk, Context, Pairing
 from neuroneval.metrics.edgecases import safe_divide
@@ -45,16 +44,12 @@ from neuroneval.metrics.features import (
     unit_binary,
     unit_centred_ranks,
     unit_counts_at_least,
-    unit_rank_digits,
 )
 from neuroneval.metrics.ranks import count_at_least
 
 AUC_DEGENERATE = "a label with no positive or no negative input: AUC is set to 0.5"
 AUC_DEGENERATE_REFERENCE = ("a label with no positive or no negative input: AUC is set to 0 (reference mode, as the "
                             "authors' code: a rank sum of 0 over a denominator clipped to 1)")
-#: Below this many inputs, inverse AUC's rank sums over dense labels are exact from float32 digit GEMMs
-#: (:func:`_digit_rank_sums`).
-DIGIT_INPUTS = 2**16
 NO_LABEL_POSITIVES = "concept(s) with no positive input (c ≥ 0.5 nowhere): inverse AUPRC is set to 0"
 
 
@@ -107,35 +102,9 @@ def _compiled_rank_sums(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> 
 def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     """inverse_auc: Mann–Whitney AUC of the score a against the label B(c), ties count ½ (000 Eq. A.8):
     (Σ_{i∈B(c)} R(a)_i − p(p+1)/2) / (p(n − p)), p = |B(c)|, one GEMM of the centred unit ranks with the
-    binarized concepts (dense concepts on the numpy backend: two exact float32 GEMMs, :func:`_digit_rank_sums`)."""
-    digit_sums = _digit_rank_sums(ctx, chunk, pairing)
-    if digit_sums is not None:
-        return _auc(ctx, digit_sums[0], pairing.c(digit_sums[1]))
+    binarized concepts."""
     rank_sum = concept_product(ctx, chunk, pairing, "centred_ranks", lambda: unit_centred_ranks(ctx), "binary")
     return _auc(ctx, rank_sum, pairing.c(concept_positives(chunk)))
-
-
-def _digit_rank_sums(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> tuple[Any, Any] | None:
-    """Σ_{i∈B(c)} R'(a)_i and |B(c)| of all pairs of a dense concept chunk by two float32 GEMMs, exactly; ``None``
-    unless the numpy backend scores all pairs of a dense chunk with fewer than 2**16 inputs.
-
-    Twice a centred rank is an integer x with |x| < n, written x = 256·h + l with l ∈ 0…255
-    (:func:`~neuroneval.metrics.features.unit_rank_digits`). Over any label, every partial sum of h is at most
-    256·n and of l at most 255·n in magnitude, below 2**24 for n < 2**16, so float32 GEMMs of the digits with the 0/1
-    labels (read as float32 from the concept table) are exact integers in any summation order, and
-    Σ_{i∈B(c)} R'(a)_i = (256·H + L)/2, what the float64 GEMM gives, at a float32 GEMM's cost twice.
-    """
-    if not (isinstance(pairing, AllPairs) and ctx.be.name == "numpy" and ctx.n < DIGIT_INPUTS
-            and concept_sparse(chunk, "binary") is None):
-        return None
-    high, low = unit_rank_digits(ctx)
-
-    def labels() -> np.ndarray:
-        return (np.asarray(ctx.concepts)[:, chunk.rows] >= CONCEPT_THRESHOLD).astype(np.float32)
-
-    label_columns = chunk.memo("binary_inputs_major", labels)
-    sums = 256.0 * (high @ label_columns).astype(np.float64) + (low @ label_columns).astype(np.float64)
-    return sums / 2.0, label_columns.sum(axis=0, dtype=np.float64)
 
 
 def _label_index(be: Backend, bits: Any, counts: np.ndarray, rows: np.ndarray) -> tuple[Any, Any]:
