@@ -35,8 +35,10 @@ from numba.core import types
 from numba.extending import intrinsic
 from scipy import sparse
 
-from neuroneval.metrics.context import SHARED_PREFIX, Context
+from neuroneval.metrics.binarize import CONCEPT_THRESHOLD
+from neuroneval.metrics.context import SHARED_PREFIX, ConceptChunk, Context
 from neuroneval.metrics.features import ROW_BLOCK_ELEMENTS, unit_sorted
+from neuroneval.metrics.rank_kernels import rank_keys_of_rows
 
 #: Inputs below this fit a rank key's place and count in 16 bits each: one uint32 per (unit, input).
 PACKED_INPUTS = 2**16
@@ -144,9 +146,45 @@ def positives_by_label(label_bits: Any) -> tuple[np.ndarray, np.ndarray]:
     return indptr, columns.astype(np.int64)
 
 
+def concept_label_positives(chunk: ConceptChunk) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (indptr, indices) of ``B(c) = 1[c ≥ 0.5]`` of the chunk's concepts, read from the host concept table as
+    0/1 bytes (no float64 copy of the chunk): the labels of :func:`inverse_ap_sums`, listed once per call
+    (:meth:`ConceptChunk.per_call`; int32 positions, 4 bytes per positive, below 2**31 inputs)."""
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        columns = np.asarray(chunk.ctx.concepts)[:, chunk.rows]
+        indptr, indices = positives_by_label(np.ascontiguousarray((columns >= CONCEPT_THRESHOLD).T))
+        return indptr, indices.astype(np.int32) if chunk.ctx.n < 2**31 else indices
+
+    return chunk.per_call("label_positives", compute)
+
+
 def inverse_ap_sums(ctx: Context, label_bits: Any) -> np.ndarray:
     """``|B(c)|·AP`` of every unit of the call (score ``a``) against every label row of ``label_bits`` (``B(c)``
-    of a concept chunk, (C', n), dense 0/1 or a scipy CSR): (K', C') float64, by :func:`_ap_sums`."""
+    of a concept chunk, (C', n), dense 0/1 or a scipy CSR, or its (indptr, indices) from
+    :func:`concept_label_positives`): (K', C') float64, by :func:`_ap_sums`."""
     keys, shift = rank_keys(ctx)
-    indptr, indices = positives_by_label(label_bits)
+    indptr, indices = label_bits if isinstance(label_bits, tuple) else positives_by_label(label_bits)
     return _ap_sums(keys, shift, indptr, indices)
+
+
+def concept_ap_sums(ctx: Context, chunk: ConceptChunk, label_bits: Any) -> np.ndarray:
+    """``|B(a)|·AP`` of every concept of ``chunk`` (score ``c``) against every unit-side label row of ``label_bits``
+    (``B(a)``, (L, n) 0/1; a grid context stacks one block of units per point): (L, C') float64, by :func:`_ap_sums`
+    with the concepts' rank keys (auprc, 000 App. A.3 item 10).
+
+    The keys come from one compiled sort per concept (:func:`neuroneval.metrics.rank_kernels.rank_keys_of_rows`), or
+    from the backend's sort when a value is not exactly float32. The labels' positives are listed once per context.
+    """
+    def keys() -> np.ndarray:
+        values = ctx.be.to_numpy(chunk.values())
+        shift = 16 if ctx.n < PACKED_INPUTS else 32
+        packed = rank_keys_of_rows(values, shift)
+        if packed is None:
+            packed = np.empty(values.shape, dtype=np.uint32 if shift == 16 else np.int64)
+            _rank_keys(*ctx.be.sort_any_order(values), shift, packed)
+        return packed
+
+    concept_keys = chunk.memo("rank_keys", keys)
+    indptr, indices = ctx.memo("label_positives", lambda: positives_by_label(label_bits))
+    shift = 16 if concept_keys.dtype == np.uint32 else 32
+    return _ap_sums(concept_keys, shift, indptr, indices).T

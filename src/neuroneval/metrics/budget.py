@@ -11,7 +11,8 @@ Beyond its inputs and its result, a call holds at once
   (unit, input);
 * when the units need several blocks and the metric sorts its concepts (:data:`STORED_CONCEPT_FEATURES`),
   those sorted features of every concept as float32 (:data:`STORE_BYTES` per (concept, input)), so that later
-  blocks do not sort the concepts again.
+  blocks do not sort the concepts again; Spearman's ranks on the numpy backend as uint16 tie-run starts
+  (:data:`COMPACT_STORE_BYTES`, :func:`compact_plan`), which fit where float32 ranks do not.
 
 :func:`plan` gives a quarter of the budget to the concept chunk, an eighth to the temporaries, and the rest to
 the store (when it leaves at least a quarter of the rest) and to the unit block. The engine scores block by block,
@@ -53,6 +54,12 @@ DEFAULT_TEMP_BYTES = 16
 STORED_CONCEPT_FEATURES = frozenset({"auc", "spearman", "auprc"})
 #: Bytes per (concept, input) of a kept concept feature (float32, exact for ranks and counts below 2**23 inputs).
 STORE_BYTES = 4
+#: Metrics whose kept concept ranks may be *compact*: each input's first sorted place of its tie run as uint16
+#: (below 2**16 inputs; :func:`neuroneval.metrics.rank_kernels.tie_firsts`), the exact average ranks decoded per
+#: unit block. Used where the engine's :func:`compact_ranks_apply` (numpy backend, average ties, float32 concepts).
+COMPACT_RANK_METRICS = frozenset({"spearman"})
+#: Bytes per (concept, input) of compact kept ranks.
+COMPACT_STORE_BYTES = 2
 #: Fewest work elements a plan uses, however small the budget.
 MIN_WORK_ELEMENTS = 2**16
 #: Bytes per (grid point, unit, input) of the α-dependent unit features a grid pass stacks (0/1 float32 and its
@@ -96,6 +103,14 @@ class ChunkPlan:
     work_elements: int
     grid_points: int
     store_concepts: bool = False
+    compact_ranks: bool = False
+
+
+def compact_ranks_apply(metric: str, backend_name: str, noised_ties: bool, n: int, concept_dtype: object) -> bool:
+    """Whether ``metric``'s kept concept ranks can be compact (:data:`COMPACT_RANK_METRICS`): numpy backend, average
+    (not noised) ties, fewer than 2**16 inputs and an exactly-float32 concept table (the compiled sort's input)."""
+    return (metric in COMPACT_RANK_METRICS and backend_name == "numpy" and not noised_ties and n < 2**16
+            and concept_dtype == "float32")
 
 
 def budget_bytes(setting: int | str, n: int, n_units: int, n_concepts: int) -> int | None:
@@ -116,6 +131,20 @@ def plan(metric: str, budget: int | None, n: int, n_units: int, n_concepts: int,
     :class:`~neuroneval.metrics.context.FeatureCache`'s ``max_bytes``): unit blocks may use that much when it is
     more than the budget leaves them.
     """
+    return _plan(metric, budget, n, n_units, n_concepts, unit_room, compact_ranks=False)
+
+
+def compact_plan(metric: str, budget: int | None, n: int, n_units: int, n_concepts: int, *,
+                 unit_room: int = 0) -> ChunkPlan:
+    """:func:`plan` for a call whose kept concept ranks are compact (:func:`compact_ranks_apply`):
+    :data:`COMPACT_STORE_BYTES` instead of :data:`STORE_BYTES` per (concept, input), so they are kept (and the
+    concepts sorted once) where float32 ranks would not fit."""
+    return _plan(metric, budget, n, n_units, n_concepts, unit_room, compact_ranks=True)
+
+
+def _plan(metric: str, budget: int | None, n: int, n_units: int, n_concepts: int, unit_room: int, *,
+          compact_ranks: bool) -> ChunkPlan:
+    """The plan of :func:`plan` and :func:`compact_plan`."""
     n_units, n = max(1, n_units), max(1, n)
     if budget is None:
         return ChunkPlan(n_units, None, WORK_ELEMENTS, 2**62)
@@ -126,12 +155,12 @@ def plan(metric: str, budget: int | None, n: int, n_units: int, n_concepts: int,
     per_unit = n * UNIT_BYTES.get(metric, max(UNIT_BYTES.values()))  # a user metric: the most any metric needs
     room, store = max(left, unit_room), False
     if n_units * per_unit > room:
-        store_bytes = STORE_BYTES * n * n_concepts
+        store_bytes = (COMPACT_STORE_BYTES if compact_ranks else STORE_BYTES) * n * n_concepts
         store = metric in STORED_CONCEPT_FEATURES and n < 2**23 and store_bytes <= left - left // 4
         room = max(left - store_bytes if store else left, unit_room)
     block = min(n_units, max(1, room // per_unit))
     spare = max(0, room - block * per_unit)
-    return ChunkPlan(block, chunk, work, 1 + spare // (block * n * POINT_BYTES), store)
+    return ChunkPlan(block, chunk, work, 1 + spare // (block * n * POINT_BYTES), store, store and compact_ranks)
 
 
 def check_setting(value: object) -> int | str:

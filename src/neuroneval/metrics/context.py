@@ -188,7 +188,9 @@ class Context:
     ``work_elements`` bounds the elements of a kernel's largest temporary (the memory budget's share,
     :mod:`neuroneval.metrics.budget`); ``concept_store`` keeps features of the whole concept matrix (its sparse
     form) for every unit block of one call and, when ``store_concepts``, the costly features of each concept
-    chunk (ranks, counts; :meth:`ConceptChunk.stored`), so later unit blocks do not sort the concepts again.
+    chunk (ranks, counts; :meth:`ConceptChunk.stored`), so later unit blocks do not sort the concepts again;
+    ``compact_ranks``: kept concept ranks are compact (uint16 tie-run starts,
+    :func:`neuroneval.metrics.features.concept_centred_ranks`).
     """
 
     be: Backend
@@ -201,6 +203,7 @@ class Context:
     work_elements: int = WORK_ELEMENTS
     concept_store: dict[Any, Any] = field(default_factory=dict)
     store_concepts: bool = False
+    compact_ranks: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, Any] | CacheView = field(default_factory=dict)
     _shared_keys: frozenset[str] = frozenset()
@@ -317,6 +320,17 @@ class ConceptChunk:
 
         return self.memo(key, build)
 
+    def per_call(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A small feature of the chunk (a number per concept: norms), computed once per call whatever the unit
+        blocks: kept in the call's concept store, so later blocks do not pass over the chunk's values again."""
+        def build() -> Any:
+            store_key = ("per_call", key, self.rows.tobytes())
+            if store_key not in self.ctx.concept_store:
+                self.ctx.concept_store[store_key] = compute()
+            return self.ctx.concept_store[store_key]
+
+        return self.memo(key, build)
+
     def host_values(self) -> np.ndarray:
         """Concept values, concept-major (C', n) float64 on the host."""
         return self.memo("host", lambda: rows_of(self.ctx.concepts, self.rows))
@@ -350,7 +364,7 @@ class ConceptChunk:
             host = self.host_values()
             return bool(np.all((host == 0) | (host == 1)))
 
-        return self.memo("is_binary", compute)
+        return self.per_call("is_binary", compute)
 
 
 class AllPairs:

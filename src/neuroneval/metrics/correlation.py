@@ -57,7 +57,7 @@ def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
 
     if ctx.ties.binary_closed_forms and chunk.is_binary():
         return _finish(ctx, _binary_rank_products(ctx, chunk, pairing, units))
-    scale = chunk.memo("inverse_rank_norms", lambda: inverse_norms(be, concept_centred_ranks(chunk), ctx.notes))
+    scale = chunk.per_call("inverse_rank_norms", lambda: inverse_norms(be, concept_centred_ranks(chunk), ctx.notes))
     return _finish(ctx, pairing.dot(units(), concept_centred_ranks(chunk)) * pairing.c(scale))
 
 

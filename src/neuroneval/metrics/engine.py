@@ -9,7 +9,7 @@ import numpy as np
 
 from neuroneval.metrics import topandrandom
 from neuroneval.metrics.backend import get_backend
-from neuroneval.metrics.budget import ChunkPlan, budget_bytes, plan
+from neuroneval.metrics.budget import ChunkPlan, budget_bytes, compact_plan, compact_ranks_apply, plan
 from neuroneval.metrics.context import (
     ALPHA_FREE_UNIT_FEATURES,
     AllPairs,
@@ -50,11 +50,13 @@ def _chunk_step(metric: str, ctx: Context, chunking: ChunkPlan, n_units: int) ->
 
 
 def _plan(metric: str, params: Params, activations: np.ndarray, concepts: np.ndarray, n_units: int,
-          cache: FeatureCache | None) -> ChunkPlan:
+          cache: FeatureCache | None, backend_name: str = "numpy") -> ChunkPlan:
     """The call's :class:`~neuroneval.metrics.budget.ChunkPlan` from its ``memory_budget`` and input sizes."""
     n, n_concepts = activations.shape[0], concepts.shape[1]
     budget = budget_bytes(params.memory_budget, n, activations.shape[1], n_concepts)
-    return plan(metric, budget, n, n_units, n_concepts, unit_room=0 if cache is None else cache.max_bytes)
+    compact = compact_ranks_apply(metric, backend_name, tie_rule(params.ties).noised, n, concepts.dtype)
+    return (compact_plan if compact else plan)(metric, budget, n, n_units, n_concepts,
+                                               unit_room=0 if cache is None else cache.max_bytes)
 
 
 def _blocks(rows: np.ndarray, size: int) -> list[np.ndarray]:
@@ -81,7 +83,7 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     outs = [np.empty((n_units, n_concepts), dtype=np.float64) for _ in params_list]
     if n_units == 0 or n_concepts == 0:
         return outs
-    chunking = _plan(metric, params_list[0], activations, concepts, n_units, cache)
+    chunking = _plan(metric, params_list[0], activations, concepts, n_units, cache, be.name)
     blocks = _blocks(np.arange(n_units), chunking.unit_block)
     per_pass = max(1, min(GRID_ELEMENTS // (blocks[0].size * activations.shape[0]), chunking.grid_points))
     passes = range(0, len(params_list), per_pass)
@@ -95,7 +97,7 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
                 points = tuple(params_list[first:first + per_pass])
                 ctx = Context(be, points[0], notes, activations, concepts, block_rows,
                               points if len(points) > 1 else (), chunking.work_elements, concept_store,
-                              chunking.store_concepts)
+                              chunking.store_concepts, chunking.compact_ranks)
                 ctx.share(shared_unit_cache, ALPHA_FREE_UNIT_FEATURES)
                 step = points[0].chunk_size or _chunk_step(metric, ctx, chunking, block_rows.size)
                 for start in range(0, n_concepts, step):
@@ -133,7 +135,7 @@ def _listed_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, pa
         if missing.any():
             row = int(np.flatnonzero(missing)[0])
             raise ValueError(f"pair {row} = {tuple(pairs[row].tolist())}: its unit is not among the given units")
-    chunking = _plan(metric, params, activations, concepts, unit_rows.size, cache)
+    chunking = _plan(metric, params, activations, concepts, unit_rows.size, cache, be.name)
     kernel, concept_store = get_spec(metric).kernel, {}
     blocks = _blocks(np.arange(unit_rows.size), chunking.unit_block)
     with progress_bar(pairs.shape[0], metric, enabled=progress) as bar:

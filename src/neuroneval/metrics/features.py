@@ -153,7 +153,8 @@ def concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_ke
 
 
 def concept_inverse_norms(chunk: ConceptChunk, *, centre: bool) -> Any:
-    """1/‖c − c̄‖ (``centre``) or 1/‖c‖ of the chunk's concepts, 0 for degenerate ones (see :func:`inverse_norms`).
+    """1/‖c − c̄‖ (``centre``) or 1/‖c‖ of the chunk's concepts, 0 for degenerate ones (see :func:`inverse_norms`),
+    once per call (:meth:`ConceptChunk.per_call`).
 
     On a sparse chunk the centred sum of squares is Σ_{c_i ≠ 0} (c_i − c̄)² + (n − nnz)·c̄², exact without
     forming the dense centred rows; a row is constant only when it has no nonzero or only equal nonzeros at
@@ -185,7 +186,7 @@ def concept_inverse_norms(chunk: ConceptChunk, *, centre: bool) -> Any:
         ctx.notes.check(ctx.be, ctx.be.asarray(degenerate), ZERO_VARIANCE if centre else ZERO_NORM)
         return ctx.be.asarray(np.where(degenerate, 0.0, 1.0 / np.where(degenerate, 1.0, norms)))
 
-    return chunk.memo("inverse_norms" if centre else "inverse_plain_norms", compute)
+    return chunk.per_call("inverse_norms" if centre else "inverse_plain_norms", compute)
 
 
 def unit_binary64(ctx: Context) -> Any:
@@ -222,6 +223,20 @@ def _centred(be: Backend, ranks: Any) -> Any:
     return ranks - (n + 1) / 2.0
 
 
+def centred_ranks(ctx: Context, values: Any) -> Any:
+    """Ranks of each row of ``values`` minus their mean (n+1)/2, by ``ctx.ties``: average ties of exactly-float32
+    rows on the numpy backend by one compiled sort per row
+    (:func:`neuroneval.metrics.rank_kernels.centred_average_ranks`, the same half-integers), otherwise
+    :meth:`~neuroneval.metrics.ties.TieRule.ranks` then centred."""
+    if not ctx.ties.noised and ctx.be.name == "numpy":
+        from neuroneval.metrics.rank_kernels import centred_average_ranks
+
+        ranks = centred_average_ranks(values)
+        if ranks is not None:
+            return ranks
+    return _centred(ctx.be, ctx.ties.ranks(ctx.be, values))
+
+
 def unit_centred_ranks(ctx: Context) -> Any:
     """Ranks of each unit's activations minus their mean (n+1)/2; average or reference ties."""
     def compute() -> Any:
@@ -236,7 +251,7 @@ def unit_centred_ranks(ctx: Context) -> Any:
 def unit_centred_rank_rows(ctx: Context, rows: slice) -> Any:
     """:func:`unit_centred_ranks` of a block of the call's units (one sort of just those rows)."""
     values = ctx.unit_noisy_values() if ctx.ties.noised else ctx.unit_values()
-    return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
+    return centred_ranks(ctx, values[rows])
 
 
 def unit_standardized(ctx: Context, key: str, source_rows: Callable[[slice], Any], *, centre: bool = True) -> Any:
@@ -284,15 +299,35 @@ def by_row_blocks(ctx: Context, n_rows: int, dtype: Any, compute: Callable[[slic
 
 def concept_centred_ranks(chunk: ConceptChunk) -> Any:
     """Centred ranks of the chunk's concepts (float64), average or reference ties; sorted once per call, in row
-    blocks (:func:`by_row_blocks`)."""
+    blocks (:func:`by_row_blocks`). With :attr:`Context.compact_ranks` the call keeps each input's first sorted place
+    of its tie run (uint16, :func:`neuroneval.metrics.rank_kernels.tie_firsts`) and every unit block decodes the
+    same ranks from it."""
     ctx = chunk.ctx
+    if ctx.compact_ranks:
+        from neuroneval.metrics.rank_kernels import centred_ranks_from_firsts, tie_firsts
+
+        store_key = ("tie_firsts", chunk.rows.tobytes())
+        if store_key not in ctx.concept_store:
+            firsts = tie_firsts(ctx.be.to_numpy(chunk.values()))
+            if firsts is not None:
+                ctx.concept_store[store_key] = firsts
+        if store_key in ctx.concept_store:
+            return chunk.memo("centred_ranks", lambda: centred_ranks_from_firsts(ctx.concept_store[store_key]))
 
     def rows_of_ranks(rows: slice) -> Any:
         values = chunk.noisy_values() if ctx.ties.noised else chunk.values()
-        return _centred(ctx.be, ctx.ties.ranks(ctx.be, values[rows]))
+        return centred_ranks(ctx, values[rows])
 
-    return chunk.stored("centred_ranks", lambda: by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks),
-                        ctx.be.float64)
+    def compute() -> Any:
+        if not ctx.ties.noised and ctx.be.name == "numpy":  # compiled: no transients beyond a row buffer per thread
+            from neuroneval.metrics.rank_kernels import centred_average_ranks
+
+            ranks = centred_average_ranks(chunk.values())
+            if ranks is not None:
+                return ranks
+        return by_row_blocks(ctx, chunk.rows.size, ctx.be.float64, rows_of_ranks)
+
+    return chunk.stored("centred_ranks", compute, ctx.be.float64)
 
 
 def concept_counts_at_least(chunk: ConceptChunk) -> Any:

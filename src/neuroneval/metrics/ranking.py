@@ -37,8 +37,10 @@ from neuroneval.metrics.features import (
     concept_positives,
     concept_product,
     concept_sparse,
+    few_active,
     positive_index,
     sum_over_active,
+    unit_active_index,
     unit_binary,
     unit_centred_ranks,
     unit_counts_at_least,
@@ -77,8 +79,24 @@ def auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         pairs = active * (ctx.n - active)
         ctx.notes.check(ctx.be, pairs == 0, AUC_DEGENERATE)
         return safe_divide(ctx.be, tp * tn + 0.5 * (tp * fp + fn * tn), pairs, 0.5)
-    rank_sum = sum_over_active(ctx, concept_centred_ranks(chunk), pairing)
+    rank_sum = _compiled_rank_sums(ctx, chunk, pairing)
+    if rank_sum is None:
+        rank_sum = sum_over_active(ctx, concept_centred_ranks(chunk), pairing)
     return _auc(ctx, rank_sum, pairing.u(unit_binary(ctx)[1]))
+
+
+def _compiled_rank_sums(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
+    """AUC's rank sums Σ_{i∈B(a)} R'(c)_i of all pairs by one compiled sort per concept
+    (:func:`neuroneval.metrics.rank_kernels.active_rank_sums`) when the numpy backend scores all pairs with average
+    ties, few active inputs per unit and no kept concept ranks; ``None`` otherwise (or for values not exactly
+    float32)."""
+    if not (isinstance(pairing, AllPairs) and ctx.be.name == "numpy" and not ctx.ties.noised
+            and not ctx.store_concepts and few_active(ctx)):
+        return None
+    from neuroneval.metrics.rank_kernels import active_rank_sums
+
+    index, weights = unit_active_index(ctx)
+    return active_rank_sums(chunk.values(), index, weights)
 
 
 def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
@@ -203,7 +221,10 @@ def _pair_positions(pairing: Pairing) -> tuple[np.ndarray, np.ndarray]:
 
 def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     """auprc: step-wise average precision AP = Σ_i (R_i − R_{i−1}) P_i of the score c against the label B(a),
-    over the distinct values of c in decreasing order (000 App. A.3 item 10); 0 for an empty label."""
+    over the distinct values of c in decreasing order (000 App. A.3 item 10); 0 for an empty label. All pairs of
+    soft concepts on the numpy backend: the compiled walk of :mod:`neuroneval.metrics.ap_kernel` with the concepts
+    as scores (:func:`~neuroneval.metrics.ap_kernel.concept_ap_sums`); otherwise the sparse/dense paths of
+    :func:`_ap_all_pairs`."""
     be = ctx.be
     unit_bits, active = unit_binary(ctx)
     if chunk.is_binary():
@@ -211,6 +232,10 @@ def auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         recall = tp / active_b
         precision = safe_divide(be, tp, positives, 0.0)
         return recall * precision + (1.0 - recall) * active_b / ctx.n
+    if isinstance(pairing, AllPairs) and be.name == "numpy":
+        from neuroneval.metrics.ap_kernel import concept_ap_sums
+
+        return concept_ap_sums(ctx, chunk, unit_bits) / active[:, None]
     if isinstance(pairing, AllPairs):
         return _ap_all_pairs(ctx, unit_bits, active, chunk.values(),
                              score_at_least=lambda: concept_counts_at_least(chunk)) / active[:, None]
@@ -225,11 +250,16 @@ def inverse_auprc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     input (:mod:`neuroneval.metrics.ap_kernel`); otherwise the sparse/dense paths of :func:`_ap_all_pairs`."""
     be = ctx.be
     if isinstance(pairing, AllPairs) and be.name == "numpy":
-        from neuroneval.metrics.ap_kernel import inverse_ap_sums
+        from neuroneval.metrics.ap_kernel import concept_label_positives, inverse_ap_sums
 
         sparse_bits = concept_sparse(chunk, "binary")
-        sums = inverse_ap_sums(ctx, concept_binary(chunk)[0] if sparse_bits is None else sparse_bits)
-        positives = concept_positives(chunk)
+        if sparse_bits is None:
+            labels = concept_label_positives(chunk)
+            sums = inverse_ap_sums(ctx, labels)
+            positives = be.asarray(np.diff(labels[0]).astype(np.float64))
+        else:
+            sums = inverse_ap_sums(ctx, sparse_bits)
+            positives = concept_positives(chunk)
     elif isinstance(pairing, AllPairs):
         concept_bits, positives = concept_binary(chunk)
         sums = be.moveaxis01(_ap_all_pairs(ctx, concept_bits, positives, ctx.unit_values(),

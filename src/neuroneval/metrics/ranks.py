@@ -36,8 +36,15 @@ REFERENCE_NOISE = np.float32(1e-7)
 def average_ranks(be: Backend, values: Any, sorted_pair: tuple[Any, Any] | None = None) -> Any:
     """Ranks 1…n (float64) along the last axis; ties get the average of the ranks they span.
 
-    ``sorted_pair`` is ``be.sort_any_order(values)`` when the caller already has it.
+    ``sorted_pair`` is ``be.sort_any_order(values)`` when the caller already has it. Without one, exactly-float32
+    values on the numpy backend take the compiled path (:mod:`neuroneval.metrics.rank_kernels`, the same ranks).
     """
+    if sorted_pair is None and be.name == "numpy":
+        from neuroneval.metrics.rank_kernels import centred_average_ranks
+
+        centred = centred_average_ranks(values)
+        if centred is not None:
+            return centred + (values.shape[-1] + 1) / 2.0
     sorted_values, order = sorted_pair or be.sort_any_order(values)  # tied inputs get one rank in any order
     starts, ends = be.run_bounds(sorted_values)
     ranks_sorted = be.astype(starts + ends, be.float64) * 0.5 + 1.0

@@ -222,12 +222,7 @@ def _tr_binary(ctx: Context, chunk: ConceptChunk, *, rank: bool) -> Any:
     width = int(index.shape[-1])
     centred, norms, constant = _tr_unit_side(ctx, rank=rank)
 
-    def sampled_rows() -> Any:  # every concept at each unit's sampled inputs, read as whole rows: (K', s, C)
-        host_index = be.to_numpy(index).ravel()
-        rows = np.asarray(ctx.concepts[host_index], dtype=np.float32)
-        return be.asarray(rows.reshape(int(index.shape[0]), width, ctx.concepts.shape[1]))
-
-    sampled = be.astype(ctx.memo("tr_sampled_concepts", sampled_rows)[:, :, be.index(chunk.rows)], be.float64)
+    sampled = be.astype(_sampled_concepts(ctx)[:, :, be.index(chunk.rows)], be.float64)
     positives = be.sum(sampled, axis=1)  # p for every (unit, concept): (K', C')
     products = (centred[:, None, :] @ sampled)[:, 0, :]
     if rank:
@@ -242,17 +237,41 @@ def _tr_binary(ctx: Context, chunk: ConceptChunk, *, rank: bool) -> Any:
     return be.where(degenerate, 0.0, be.clip(products / be.where(degenerate, 1.0, scale), -1.0, 1.0))
 
 
+def _sampled_concepts(ctx: Context) -> Any:
+    """Every concept at each unit's sampled inputs as float32, read once per unit block as whole rows of the (n, C)
+    table: (K', s, C) (exact for 0/1 concepts and float32 tables)."""
+    def compute() -> Any:
+        be = ctx.be
+        index, _ = _samples(ctx)
+        host_index = be.to_numpy(index).ravel()
+        rows = np.asarray(ctx.concepts[host_index], dtype=np.float32)
+        return be.asarray(rows.reshape(int(index.shape[0]), int(index.shape[-1]), ctx.concepts.shape[1]))
+
+    return ctx.memo("tr_sampled_concepts", compute)
+
+
+def _concept_samples(ctx: Context, chunk: ConceptChunk, pairing: Pairing, concept_source: Any, index: Any) -> Any:
+    """The chunk's concepts at each pair's sample: (K', C', s) for all pairs, (P, s) for listed ones. All pairs of a
+    float32 table on the numpy backend read the sampled rows of the table (:func:`_sampled_concepts`) instead of
+    gathering from the chunk's float64 rows; ``concept_source`` is read only otherwise."""
+    if (isinstance(pairing, AllPairs) and ctx.be.name == "numpy" and ctx.concepts.dtype == np.float32
+            and not ctx.ties.noised):
+        sampled = _sampled_concepts(ctx)[:, :, chunk.rows]
+        return np.ascontiguousarray(np.swapaxes(sampled, 1, 2), dtype=np.float64)
+    return pairing.gather_concepts(concept_source(), index)
+
+
 def _tr(ctx: Context, chunk: ConceptChunk, pairing: Pairing, *, rank: bool) -> Any:
     be = ctx.be
     if ctx.ties.binary_closed_forms and isinstance(pairing, AllPairs) and chunk.is_binary():
         return _tr_binary(ctx, chunk, rank=rank)
     index, valid = _samples(ctx)
     if rank and ctx.ties.noised:
-        unit_source, concept_source = ctx.unit_noisy_values(), chunk.noisy_values()
+        unit_source, concept_source = ctx.unit_noisy_values(), chunk.noisy_values
     else:
-        unit_source, concept_source = ctx.unit_values(), chunk.values()
+        unit_source, concept_source = ctx.unit_values(), chunk.values
     unit_sample = be.take_along(unit_source, index)
-    concept_sample = pairing.gather_concepts(concept_source, index)
+    concept_sample = _concept_samples(ctx, chunk, pairing, concept_source, index)
     unit_sample, unit_valid = pairing.u3(unit_sample), pairing.u3(valid)
     if rank:
         unit_sample = ctx.ties.ranks(be, be.where(unit_valid, unit_sample, np.inf))
