@@ -154,10 +154,11 @@ def _active_rank_sums(values: np.ndarray, index: np.ndarray, weights: np.ndarray
 
 
 @numba.njit(parallel=True, cache=True)
-def _rank_keys(values: np.ndarray, shift: int, out: np.ndarray) -> bool:  # pragma: no cover - compiled
-    """``out[r, i] = (n − f) << shift | (n − 1 − place)`` for input ``i`` at ascending sorted ``place`` whose run of
-    equal values starts at ``f`` (:func:`neuroneval.metrics.ap_kernel._rank_keys`); False as for
-    :func:`_centred_ranks`."""
+def _tie_walk(values: np.ndarray, shift: int, out: np.ndarray) -> bool:  # pragma: no cover - compiled
+    """For input ``i`` at ascending sorted ``place`` whose run of equal values starts at ``f``: with ``shift`` ≥ 0
+    the AP rank key ``out[r, i] = (n − f) << shift | (n − 1 − place)``
+    (:func:`neuroneval.metrics.ap_kernel._rank_keys`), with ``shift`` < 0 the run's first place ``out[r, i] = f``;
+    False as for :func:`_centred_ranks`."""
     rows, n = values.shape
     blocks = min(rows, ROW_BLOCKS)
     exact = np.ones(blocks, dtype=np.bool_)
@@ -171,28 +172,10 @@ def _rank_keys(values: np.ndarray, shift: int, out: np.ndarray) -> bool:  # prag
             for place in range(n):
                 if place > 0 and keys[place] != keys[place - 1]:
                     first = place
-                out[row, order[place]] = ((n - first) << shift) | (n - 1 - place)
-    return bool(exact.all())
-
-
-@numba.njit(parallel=True, cache=True)
-def _tie_firsts(values: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - compiled
-    """``out[r, i] = f``, the first sorted place of the run of values equal to ``values[r, i]``; False as for
-    :func:`_centred_ranks`."""
-    rows, n = values.shape
-    blocks = min(rows, ROW_BLOCKS)
-    exact = np.ones(blocks, dtype=np.bool_)
-    for block in numba.prange(blocks):
-        buffers = np.empty((4, n), dtype=np.uint32)
-        counts = np.empty((DIGITS, 1 << DIGIT_BITS), dtype=np.int64)
-        for row in range(block * rows // blocks, (block + 1) * rows // blocks):
-            keys, order, row_exact = _sort_row(values[row], buffers, counts)
-            exact[block] &= row_exact
-            first = 0
-            for place in range(n):
-                if place > 0 and keys[place] != keys[place - 1]:
-                    first = place
-                out[row, order[place]] = first
+                if shift < 0:
+                    out[row, order[place]] = first
+                else:
+                    out[row, order[place]] = ((n - first) << shift) | (n - 1 - place)
     return bool(exact.all())
 
 
@@ -243,7 +226,7 @@ def rank_keys_of_rows(values: np.ndarray, shift: int) -> np.ndarray | None:
     if rows is None:
         return None
     out = np.empty(rows.shape, dtype=np.uint32 if shift == 16 else np.int64)
-    return out if _rank_keys(rows, shift, out) else None
+    return out if _tie_walk(rows, shift, out) else None
 
 
 def active_rank_sums(values: np.ndarray, index: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
@@ -272,7 +255,7 @@ def tie_firsts(values: np.ndarray) -> np.ndarray | None:
     if rows is None or rows.shape[1] >= 2**16:
         return None
     out = np.empty(rows.shape, dtype=np.uint16)
-    return out if _tie_firsts(rows, out) else None
+    return out if _tie_walk(rows, -1, out) else None
 
 
 def centred_ranks_from_firsts(firsts: np.ndarray) -> np.ndarray:
