@@ -245,21 +245,13 @@ class NumpyBackend:
         values = np.asarray(concepts[inputs, columns], dtype=np.float64)
         return csr_matrix((values, (columns, inputs)), shape=(concepts.shape[1], concepts.shape[0]))
 
-    def inputs_major(self, values: np.ndarray) -> np.ndarray:
-        """A unit-side matrix (R, n) transposed to a C-contiguous (n, R) copy, in cache-sized column blocks."""
-        out = np.empty((values.shape[-1], values.shape[0]), dtype=values.dtype)
-        for start in range(0, values.shape[-1], 4096):
-            out[start:start + 4096] = values[:, start:start + 4096].T
-        return out
+    def times_sparse_rows(self, units: np.ndarray, sparse: Any) -> np.ndarray:
+        """``U Sᵀ``, i.e. Σ_i U[k, i]·S[t, i], from a unit-side matrix ``U`` (K', n) and a CSR ``S`` (C', n): (K', C')
+        float64, K'·nnz(S) multiply-adds instead of the K'·n·C' of a dense GEMM, summed in float64 in the order of
+        ``S``'s entries (:func:`neuroneval.metrics.sparse_kernels.rows_times_sparse`)."""
+        from neuroneval.metrics.sparse_kernels import rows_times_sparse
 
-    def times_sparse_rows(self, inputs_major: np.ndarray, sparse: Any) -> np.ndarray:
-        """``U Sᵀ``, i.e. Σ_i U[k, i]·S[t, i], from the inputs-major unit side ``Uᵀ`` (n, K') and a CSR ``S`` (C', n).
-
-        Each nonzero of ``S`` adds one contiguous row of ``Uᵀ``: K'·nnz(S) operations instead of the K'·n·C' of a
-        dense GEMM. ``S`` takes the dtype of ``Uᵀ`` (0/1 float32 products are exact below 2**24 inputs).
-        Result (K', C') float64.
-        """
-        return np.asarray(sparse.astype(inputs_major.dtype) @ inputs_major, dtype=np.float64).T
+        return rows_times_sparse(units, sparse)
 
     def index(self, values: Array) -> np.ndarray:
         return np.asarray(values, dtype=np.int64)
@@ -416,10 +408,7 @@ class TorchBackend:
         """Never sparse: on a torch device the dense GEMM is the product (see NumpyBackend.sparse_concept_rows)."""
         return None
 
-    def inputs_major(self, values: Any) -> Any:
-        return values.T.contiguous()
-
-    def times_sparse_rows(self, inputs_major: Any, sparse: Any) -> Any:
+    def times_sparse_rows(self, units: Any, sparse: Any) -> Any:
         raise NotImplementedError("the torch backend keeps concepts dense (sparse_concept_rows returns None)")
 
     def index(self, values: Array) -> Any:

@@ -30,9 +30,7 @@ def confusion(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> tuple[Any,
     """(TP, |B(a)|, |B(c)|) broadcast to the pairing's shape, all float64."""
     unit_bits, active = unit_binary(ctx)
     positives = concept_positives(chunk)
-    alphas = ",".join(repr(point.alpha) for point in ctx.grid_points())
-    unit_key = f"binary@{ctx.params.top_alpha}:{alphas}"
-    true_positives = sparse_concept_product(ctx, chunk, pairing, unit_key, lambda: unit_bits, "binary")
+    true_positives = sparse_concept_product(ctx, chunk, pairing, lambda: unit_bits, "binary")
     if true_positives is None:
         if few_active(ctx):
             true_positives = sum_over_active(ctx, concept_binary(chunk)[0], pairing)

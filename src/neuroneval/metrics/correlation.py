@@ -41,7 +41,7 @@ def correlation(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         return unit_standardized(ctx, "standardized", lambda rows: ctx.unit_values()[rows])
 
     scale = concept_inverse_norms(chunk, centre=True)
-    return _finish(ctx, concept_product(ctx, chunk, pairing, "standardized", units, "values") * pairing.c(scale))
+    return _finish(ctx, concept_product(ctx, chunk, pairing, units, "values") * pairing.c(scale))
 
 
 def spearman(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
@@ -75,7 +75,7 @@ def _binary_rank_products(ctx: Context, chunk: ConceptChunk, pairing: Pairing, u
     ctx.notes.check(be, degenerate, ZERO_VARIANCE)
     scale = be.where(degenerate, 0.0, 1.0 / be.sqrt(be.where(degenerate, 1.0, positives * negatives * n / 4.0)))
     row_sums = ctx.memo("standardized_ranks_sums", lambda: be.sum(units(), axis=-1))
-    products = (n / 2.0) * concept_product(ctx, chunk, pairing, "standardized_ranks", units, "binary")
+    products = (n / 2.0) * concept_product(ctx, chunk, pairing, units, "binary")
     products = products - pairing.u(row_sums) * pairing.c(positives / 2.0)
     return products * pairing.c(scale)
 
@@ -89,4 +89,4 @@ def cosine(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         return unit_standardized(ctx, "normalized", lambda rows: ctx.unit_values()[rows], centre=False)
 
     scale = concept_inverse_norms(chunk, centre=False)
-    return be.clip(concept_product(ctx, chunk, pairing, "normalized", units, "values") * pairing.c(scale), -1.0, 1.0)
+    return be.clip(concept_product(ctx, chunk, pairing, units, "values") * pairing.c(scale), -1.0, 1.0)

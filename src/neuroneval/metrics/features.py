@@ -58,6 +58,10 @@ ROW_BLOCK_ELEMENTS = 4
 
 #: Sum over the active inputs by gathering (instead of a GEMM with B(A)) when |B(a)|·SPARSE_FACTOR < n.
 SPARSE_FACTOR = 24
+#: ``B(c)`` of dense concepts (probabilities) is multiplied as a sparse matrix when at most this share of it is 1:
+#: :func:`neuroneval.metrics.sparse_kernels.rows_times_sparse` then costs about what one float32 GEMM does at 7 %
+#: (n = 50,000), against about three for the float64 GEMM it replaces (benchmarks/bench_paper_scale.py).
+SPARSE_LABELS = 1 / 8
 
 
 def positive_index(be: Backend, bits: Any, counts: Any) -> tuple[Any, Any]:
@@ -125,29 +129,46 @@ def concept_sparse(chunk: ConceptChunk, which: str) -> Any:
     return chunk.memo("sparse_" + which, compute)
 
 
-def sparse_concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_key: str,
-                           unit_side: Callable[[], Any], which: str) -> Any:
+def sparse_concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_side: Callable[[], Any],
+                           which: str) -> Any:
     """Σ_i U[k, i]·X[t, i] for all pairs, X the chunk's values or ``B(c)`` (``which``) kept sparse, or ``None``
-    when the chunk is dense or the pairs are listed (then a dense product is the caller's).
-
-    """
+    when the chunk is dense or the pairs are listed (then a dense product is the caller's)."""
     if not isinstance(pairing, AllPairs):
         return None
     sparse = concept_sparse(chunk, which)
     if sparse is None:
         return None
-    inputs_major = ctx.shared_memo(SHARED_PREFIX + "inputs_major:" + unit_key,
-                                   lambda: ctx.be.inputs_major(unit_side()))
-    return ctx.be.times_sparse_rows(inputs_major, sparse)
+    return ctx.be.times_sparse_rows(unit_side(), sparse)
 
 
-def concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_key: str,
-                    unit_side: Callable[[], Any], which: str) -> Any:
-    """Σ_i U[k, i]·X[t, i] for the pairing's pairs: sparse (:func:`sparse_concept_product`) when it can be,
-    else one dense GEMM (all pairs) or row products (listed pairs)."""
-    product = sparse_concept_product(ctx, chunk, pairing, unit_key, unit_side, which)
+def concept_binary_rows(chunk: ConceptChunk) -> Any:
+    """``B(c)`` of a chunk as a host CSR (C', n) when at most :data:`SPARSE_LABELS` of it is 1, also where the
+    concept values themselves are dense (probabilities, of which few reach 0.5); ``None`` otherwise or where the
+    backend keeps concepts dense. Built once per call (:meth:`ConceptChunk.per_call`), so later unit blocks do not
+    read the chunk's values again."""
+    sparse = concept_sparse(chunk, "binary")
+    if sparse is not None:
+        return sparse
+
+    def compute() -> Any:
+        bits = chunk.host_values() >= CONCEPT_THRESHOLD
+        return chunk.ctx.be.sparse_concept_rows(bits.T, SPARSE_LABELS)
+
+    return chunk.per_call("binary_rows", compute)
+
+
+def concept_product(ctx: Context, chunk: ConceptChunk, pairing: Pairing, unit_side: Callable[[], Any],
+                    which: str) -> Any:
+    """Σ_i U[k, i]·X[t, i] for the pairing's pairs: sparse (:func:`sparse_concept_product`; for ``B(c)`` also
+    where only the labels are sparse, :func:`concept_binary_rows`) when it can be, else one dense GEMM (all pairs)
+    or row products (listed pairs)."""
+    product = sparse_concept_product(ctx, chunk, pairing, unit_side, which)
     if product is not None:
         return product
+    if which == "binary" and isinstance(pairing, AllPairs):
+        labels = concept_binary_rows(chunk)
+        if labels is not None:
+            return ctx.be.times_sparse_rows(unit_side(), labels)
     dense = chunk.values() if which == "values" else concept_binary64(chunk)
     return pairing.dot(unit_side(), dense)
 
@@ -204,14 +225,14 @@ def concept_binary(chunk: ConceptChunk) -> tuple[Any, Any]:
 
 
 def concept_positives(chunk: ConceptChunk) -> Any:
-    """``|B(c)|`` of the chunk's concepts (float64): from the sparse form when there is one."""
+    """``|B(c)|`` of the chunk's concepts (float64), once per call: from the sparse form when there is one."""
     def compute() -> Any:
         binary = concept_sparse(chunk, "binary")
         if binary is None:
             return concept_binary(chunk)[1]
         return chunk.ctx.be.asarray(np.diff(binary.indptr).astype(np.float64))
 
-    return chunk.memo("positives", compute)
+    return chunk.per_call("positives", compute)
 
 
 def concept_binary64(chunk: ConceptChunk) -> Any:

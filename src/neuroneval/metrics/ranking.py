@@ -103,7 +103,7 @@ def inverse_auc(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
     """inverse_auc: Mann–Whitney AUC of the score a against the label B(c), ties count ½ (000 Eq. A.8):
     (Σ_{i∈B(c)} R(a)_i − p(p+1)/2) / (p(n − p)), p = |B(c)|, one GEMM of the centred unit ranks with the
     binarized concepts."""
-    rank_sum = concept_product(ctx, chunk, pairing, "centred_ranks", lambda: unit_centred_ranks(ctx), "binary")
+    rank_sum = concept_product(ctx, chunk, pairing, lambda: unit_centred_ranks(ctx), "binary")
     return _auc(ctx, rank_sum, pairing.c(concept_positives(chunk)))
 
 

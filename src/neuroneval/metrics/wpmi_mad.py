@@ -58,7 +58,7 @@ def mad(ctx: Context, chunk: ConceptChunk, pairing: Pairing) -> Any:
         values = ctx.unit_values()
         return values - (be.sum(values, axis=-1) / ctx.n)[:, None]
 
-    sums = concept_product(ctx, chunk, pairing, "centred", lambda: ctx.memo("centred", centred), "binary")
+    sums = concept_product(ctx, chunk, pairing, lambda: ctx.memo("centred", centred), "binary")
     positives = pairing.c(concept_positives(chunk))
     pairs = positives * (ctx.n - positives)
     ctx.notes.check(be, pairs == 0, MAD_DEGENERATE)
