@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
+
+# Two xdist workers share two cores: OpenMP threads of torch (and of the tiny build's two-thread jobs) that wait
+# must sleep, not spin, or they starve the other worker (4x slower training, docs/design.md §7). Set before any
+# test imports torch; the builds the tests run inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: Fixture whose tests read the shared tiny build of the workflow, and the marker they get: ``-m "not tiny_build"``
 #: leaves out every test that needs it (the build alone takes minutes on two cores).

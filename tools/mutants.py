@@ -41,6 +41,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_top_alpha_rules.py",
         "tests/metrics/test_sort_stability.py",
     ),
+    "src/neuroneval/metrics/sparse_kernels.py": (
+        "tests/metrics/test_sparse_labels.py",
+    ),
     "src/neuroneval/metrics/confusion.py": (
         "tests/metrics/test_label_concepts.py",
         "tests/metrics/test_oracles.py",

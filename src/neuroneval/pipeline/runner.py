@@ -63,9 +63,16 @@ def _redirected(log_path: Path | None):
         yield
 
 
+#: OpenMP threads that wait for work sleep instead of spinning (a user's own setting wins): with a core taken by
+#: another job or process, spinning threads of a two-thread torch job starve the working ones (docs/design.md §7).
+WAIT_POLICY = ("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def _limit_threads(threads: int) -> None:
-    """Cap BLAS/OpenMP/torch threads at the job's ``threads`` (before torch is imported, where possible)."""
+    """Cap BLAS/OpenMP/torch threads at the job's ``threads`` and let waiting OpenMP threads sleep
+    (:data:`WAIT_POLICY`), before torch is imported where possible."""
     count = str(max(1, int(threads)))
+    os.environ.setdefault(*WAIT_POLICY)
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[variable] = count
     if "torch" in sys.modules:
