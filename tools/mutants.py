@@ -44,6 +44,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/metrics/sparse_kernels.py": (
         "tests/metrics/test_sparse_labels.py",
     ),
+    "src/neuroneval/sanity/decrease_odds.py": (
+        "tests/sanity/test_decrease_odds.py",
+        "tests/sanity/test_setting_tables.py",
+    ),
     "src/neuroneval/metrics/confusion.py": (
         "tests/metrics/test_label_concepts.py",
         "tests/metrics/test_oracles.py",

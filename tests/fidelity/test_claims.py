@@ -51,6 +51,22 @@ def test_a_metric_that_fails_here_names_the_settings_that_fail() -> None:
     assert claims["the"].verdict == "differs" and "failing here: cosine" in claims["the"].reason
 
 
+def test_a_failing_missing_labels_row_cites_its_closed_form() -> None:
+    """A setting whose row carries the closed-form expectation of the Missing Labels test (sanity.decrease_odds)
+    names it with the counts it is read by, and the reason says what the closed form is; a row without it (a rank
+    metric) keeps the plain note."""
+    table3 = _table3({"f1": {"experimental_missing": 0.51}})
+    experimental = pd.DataFrame([
+        {"setting": "cnn", "metric": "f1", "test": "missing", "ties": "average", "decrease_acc": 0.509,
+         "alpha": 0.0005, "expected_decrease_acc": 0.525, "median_active": 5.0, "median_positives": 91.0},
+        {"setting": "lm", "metric": "f1", "test": "missing", "ties": "average", "decrease_acc": 0.64,
+         "alpha": 0.0001, "expected_decrease_acc": np.nan, "median_active": np.nan, "median_positives": np.nan}])
+    claim = next(c for c in fc.table3_claims(table3, experimental) if c.claim.startswith("f1 "))
+    assert "cnn 51% (α = 0.0005; closed form 52% at |B(a)| = 5 vs |B(c)| = 91)" in claim.reason
+    assert "lm 64% (α = 0.0001)" in claim.reason
+    assert claim.reason.endswith(fc.paper_000_sanity.CLOSED_FORM_REASON)
+
+
 def test_a_failing_setting_reported_beside_the_mean_is_not_named_as_a_reason() -> None:
     """Digits settings are reported beside Table 3's mean (columns ``<setting>_missing``/``_extra``), outside it:
     a reason lists only the settings of the mean."""

@@ -74,3 +74,37 @@ def test_strength_ablation_rows_and_unknown_ablation(units: SanityUnits) -> None
     assert sorted(table["test"]) == ["extra", "missing", "missing"]
     with pytest.raises(ValueError, match="unknown ablation 'size'"):
         ablation_table("size", units, ["correlation"], HYPERPARAMETERS, SANITY, setting="s")
+
+
+def test_one_draw_missing_rows_of_binary_metrics_carry_their_closed_form(units: SanityUnits) -> None:
+    """With one draw (the workflow's default) the random Missing Labels row of a binary metric carries the closed-form
+    expected Decrease Acc and the median counts it is read by; every other row (another test, a rank metric, more
+    draws) has NaN."""
+    from neuroneval.sanity.decrease_odds import expected_missing_decrease, pair_counts
+
+    one_draw = SanityOptions.from_params({"ties": "average", "tie_metrics": [], "seed": 3, "epsilon": 0.001,
+                                          "experimental": {"draws": 1}})
+    table = experimental_table(units, ["iou", "auc"], HYPERPARAMETERS, one_draw, setting="s", feature_cache_gib=0)
+    row = table[(table["metric"] == "iou") & (table["test"] == "missing")].iloc[0]
+    expected = expected_missing_decrease("iou", units.activations, units.concepts, units.test_pairs, alpha=0.1,
+                                         keep=0.5, epsilon=0.001)
+    assert row["expected_decrease_acc"] == pytest.approx(expected) and 0.0 < expected < 1.0
+    counts = pair_counts(units.activations, units.concepts, units.test_pairs, alpha=0.1)
+    assert [row["median_active"], row["median_positives"]] == np.median(counts[:, 1:], axis=0).tolist()
+    others = table[(table["metric"] != "iou") | (table["test"] != "missing")]
+    assert others[["expected_decrease_acc", "median_active", "median_positives"]].isna().all().all()
+    two_draws = experimental_table(units, ["iou"], HYPERPARAMETERS, SANITY, setting="s", feature_cache_gib=0)
+    assert two_draws["expected_decrease_acc"].isna().all()
+
+
+def test_auprc_has_a_closed_form_only_for_label_concepts(units: SanityUnits) -> None:
+    """AUPRC reads the concept values as scores: its count formula holds for 0/1 concepts only, so soft concepts get
+    NaN there while F1 (which reads B(c) alone) keeps its closed form."""
+    from neuroneval.sanity.experimental_table import with_expected_decrease
+
+    rows = pd.DataFrame([{"metric": metric, "test": "missing", "perturbation": "random", "draws": 1, "alpha": 0.1,
+                          "strength": 0.5, "epsilon": 0.001} for metric in ("f1", "auprc")])
+    soft = SanityUnits(units.activations, units.concepts * 0.9, units.concept_names, units.truth, units.val_units,
+                       units.test_units)
+    assert with_expected_decrease(rows, units)["expected_decrease_acc"].notna().tolist() == [True, True]
+    assert with_expected_decrease(rows, soft)["expected_decrease_acc"].notna().tolist() == [True, False]

@@ -45,4 +45,29 @@ def experimental_table(units: SanityUnits, metrics: Sequence[str], hyperparamete
                                                 lam=params.get("lam", np.nan))
     tidy = pd.concat([frames[metric, ties] for metric in metrics for ties in sanity.tie_modes(metric)],
                      ignore_index=True)
+    tidy = with_expected_decrease(tidy, units)
     return tidy[["setting", *[column for column in tidy.columns if column != "setting"]]]
+
+
+def with_expected_decrease(table: pd.DataFrame, units: SanityUnits) -> pd.DataFrame:
+    """``table`` with the closed-form expectation of each one-draw random Missing Labels row of a binary metric
+    (:mod:`neuroneval.sanity.decrease_odds`), NaN elsewhere: ``expected_decrease_acc`` and, to read it by,
+    ``median_active`` (|B(a)| at the row's α) and ``median_positives`` (|B(c)|) over the test pairs."""
+    from neuroneval.sanity.decrease_odds import BINARY_CONCEPTS_ONLY, COUNT_METRICS, mean_decrease_odds, pair_counts
+
+    out = table.assign(expected_decrease_acc=np.nan, median_active=np.nan, median_positives=np.nan)
+    pairs = units.test_pairs
+    tested = units.concepts[:, np.unique(pairs[:, 1])] if len(pairs) else units.concepts[:, :0]
+    binary = bool(np.all((tested == 0) | (tested == 1)))
+    for index, row in table.iterrows():
+        if not (row["metric"] in COUNT_METRICS and row["test"] == "missing" and row["perturbation"] == "random"
+                and row["draws"] == 1 and pd.notna(row["alpha"]) and len(pairs)
+                and (binary or row["metric"] not in BINARY_CONCEPTS_ONLY)):
+            continue
+        alpha = float(row["alpha"])
+        counts = pair_counts(units.activations, units.concepts, pairs, alpha=alpha)
+        out.loc[index, "expected_decrease_acc"] = mean_decrease_odds(
+            row["metric"], counts, units.activations.shape[0], keep=float(row["strength"]),
+            epsilon=float(row["epsilon"]))
+        out.loc[index, ["median_active", "median_positives"]] = np.median(counts[:, 1:], axis=0)
+    return out

@@ -133,6 +133,23 @@ def _alpha_note(row: object) -> str:
     return f" (α = {float(alpha):g})" if pd.notna(alpha) else ""
 
 
+def _closed_form_note(row: object) -> str:
+    """``; closed form P % at |B(a)| = A vs |B(c)| = C`` for a row with the expected Decrease Acc of the random
+    Missing Labels test (:mod:`neuroneval.sanity.decrease_odds`; medians over the test pairs), else empty."""
+    expected = getattr(row, "expected_decrease_acc", float("nan"))
+    if pd.isna(expected):
+        return ""
+    return (f"; closed form {float(expected):.0%} at |B(a)| = {float(row.median_active):g} vs "
+            f"|B(c)| = {float(row.median_positives):g}")
+
+
+#: Appended to a Table 3 reason whose settings carry the closed form of the Missing Labels test.
+CLOSED_FORM_REASON = ("closed form: the expected Decrease Acc when each label is kept with probability r₋, from "
+                      "each pair's TP, |B(a)| and |B(c)| (sanity.decrease_odds); where the α chosen on the "
+                      "validation units keeps far fewer inputs than the concept has positives, the removed labels "
+                      "rarely take enough of the few true positives for a binary metric to fall")
+
+
 def _beside_settings(row: pd.Series) -> set[str]:
     """Settings Table 3 reports beside its mean (columns ``<setting>_missing``; ``sanity.mean_settings``)."""
     return {str(name)[: -len("_missing")] for name in row.index
@@ -153,10 +170,12 @@ def _table3_reason(metric: str, row: pd.Series, experimental: pd.DataFrame, pape
                 detail = ""
                 if kind == "experimental":
                     low = ours[(ours["test"] == test) & (ours["decrease_acc"] <= PASS_MARK)]
-                    detail = ": " + ", ".join(
-                        f"{r.setting} {r.decrease_acc:.0%}{_alpha_note(r)}"
-                        for r in low.sort_values("decrease_acc").itertuples()
-                    )
+                    notes = [f"{r.setting} {r.decrease_acc:.0%}{_alpha_note(r)[:-1]}{_closed_form_note(r)})"
+                             if _alpha_note(r) else f"{r.setting} {r.decrease_acc:.0%}"
+                             for r in low.sort_values("decrease_acc").itertuples()]
+                    detail = ": " + ", ".join(notes)
+                    if "expected_decrease_acc" in low.columns and low["expected_decrease_acc"].notna().any():
+                        detail += "; " + CLOSED_FORM_REASON
                 parts.append(f"{kind} {test} {value:.1%} ≤ {PASS_MARK:.0%}{detail}")
     if not paper_pass:
         failing_cells = [
