@@ -46,6 +46,16 @@ def test_kernel_equals_the_dense_product_on_exact_sums(n_units: int, dtype: type
     assert np.array_equal(got, units.astype(np.float64) @ rows.toarray().T)
 
 
+def test_half_precision_and_integer_units_are_converted_first() -> None:
+    """Unit rows of another dtype (float16, which the compiled kernel cannot read; int8) are converted to float64
+    before the pass and give the dense product."""
+    rng = np.random.default_rng(3)
+    rows = _concept_rows(rng, 4, 200, 0.1, weighted=False)
+    for dtype in (np.float16, np.int8):
+        units = rng.integers(-8, 8, (5, 200)).astype(dtype)
+        assert np.array_equal(rows_times_sparse(units, rows), units.astype(np.float64) @ rows.toarray().T)
+
+
 def test_weighted_rows_and_strided_units_equal_the_dense_product() -> None:
     """Weighted entries (concept values) are multiplied; a non-contiguous unit view is read correctly."""
     rng = np.random.default_rng(5)
