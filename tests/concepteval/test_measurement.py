@@ -20,7 +20,7 @@ from neuroneval.concepteval import (
     simulate_raters,
     subset_consistency,
 )
-from neuroneval.concepteval.measurement import cronbach_alpha, mtmm_matrix
+from neuroneval.concepteval.measurement import cronbach_alpha, mtmm_matrix, subset_noise
 
 
 @pytest.fixture
@@ -50,6 +50,31 @@ def test_cronbach_alpha_against_the_covariance_form(rng):
     assert table.loc[1, "value"] == pytest.approx(alpha_by_covariances(stacked[..., 1]))
     assert table.loc[0, "ci_low"] <= table.loc[0, "value"] <= table.loc[0, "ci_high"]
     assert table.loc[0, "value"] > 0.8 > table.loc[1, "value"]
+
+
+def test_subset_noise_against_a_per_concept_loop(rng):
+    """Why α is low: per concept the effect (mean over subsets), its spread between subsets and whether every subset
+    has the effect's sign, computed concept by concept; a measure whose small effects drown in the subset noise
+    flips sign and has a low α, one with large effects keeps its sign."""
+    effect = rng.normal(size=50)
+    noisy = 0.05 * effect + rng.normal(size=(4, 50))  # small effects, unit subset noise
+    clear = effect + 0.05 * rng.normal(size=(4, 50))
+    clear[:, 0] = [1.0, -1.0, 2.0, 2.0]  # a sign flip in one concept
+    clear[:, 1] = 0.0  # no effect: no sign to keep
+    stacked = np.stack([noisy, clear], axis=-1)
+    found = subset_noise(stacked)
+    for column, scores in enumerate((noisy, clear)):
+        effects = [scores[:, c].mean() for c in range(50)]
+        spreads = [np.var(scores[:, c], ddof=1) for c in range(50)]
+        kept = [e != 0 and all(np.sign(v) == np.sign(e) for v in scores[:, c]) for c, e in enumerate(effects)]
+        assert found["median_effect"][column] == pytest.approx(np.median(np.abs(effects)), rel=1e-12)
+        assert found["subset_sd"][column] == pytest.approx(np.sqrt(np.mean(spreads)), rel=1e-12)
+        assert found["sign_agreement"][column] == pytest.approx(np.mean(kept), rel=1e-12)
+    assert found["sign_agreement"][0] < 0.5 < found["sign_agreement"][1] < 1.0
+    table = subset_consistency(stacked, ["noisy", "clear"], QUICK)
+    assert table["value"].iloc[0] < 0.5 < table["value"].iloc[1]
+    np.testing.assert_allclose(table["sign_agreement"], found["sign_agreement"], rtol=1e-12)
+    np.testing.assert_allclose(table["subset_sd"], found["subset_sd"], rtol=1e-12)
 
 
 def test_subset_consistency_bootstraps_alpha_over_resampled_concepts(rng):

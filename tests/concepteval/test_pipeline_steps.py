@@ -23,7 +23,7 @@ from neuroneval.concepteval.benchmark import (
 )
 from neuroneval.concepteval.protocol import FAMILIES, RUNS, SUBSET_ALL, family_of
 from neuroneval.concepteval.sources import load_concepts, save_concepts
-from neuroneval.concepteval.tables import patterns_markdown, reliability_table
+from neuroneval.concepteval.tables import method_table, patterns_markdown, reliability_table
 from neuroneval.models.lm import build_lm, save_lm
 from neuroneval.pipeline.concepteval_steps import (
     concepteval_concepts,
@@ -121,9 +121,34 @@ def test_reliability_of_a_repeated_measure_is_perfect_and_undefined_values_are_s
     assert retest["value"] == pytest.approx(1.0) and retest["n_concepts"] == 11 and retest["acceptable"]
     alpha = table[(table["statistic"] == "cronbach_alpha") & (table["run"] == "test")].iloc[0]
     assert 0.9 < alpha["value"] <= 1.0 and alpha["n_concepts"] == 12
+    subsets = np.stack([measures.query("run == 'test' and subset == @j")["value"].to_numpy() for j in ("0", "1")])
+    assert alpha["subset_sd"] == pytest.approx(np.sqrt(np.var(subsets, axis=0, ddof=1).mean()), rel=1e-12)
+    assert alpha["sign_agreement"] == pytest.approx(np.mean(np.all(np.sign(subsets) == np.sign(subsets.mean(0)),
+                                                                   axis=0)), rel=1e-12)
+    assert np.isnan(retest["sign_agreement"])  # the subset noise belongs to the α rows only
     flat = measures.assign(value=np.where(measures["concept"] == "neuron:0", np.nan, 0.3 * (1 + 1e-15)))
     flat.loc[flat["concept"] == "neuron:1", "value"] = 0.3  # rounding noise only: no r, no α
     assert reliability_table(flat, concepts, ["M"], 2, BootstrapOptions(n_boot=10))["value"].isna().all()
+
+
+def test_method_table_gives_each_family_its_mean_and_median_planted_alignment() -> None:
+    """Fig. 4's rows: per family the mean of each measure (NaN scores left out) and the median planted alignment of
+    the family's concepts, the premise of the order the paper finds (NaN without alignment)."""
+    rng = np.random.default_rng(3)
+    concepts = [f"neuron:{i}" for i in range(6)] + [f"sae:{i}" for i in range(5)]
+    scores = rng.normal(size=(11, 2))
+    scores[7, 1] = np.nan  # an SAE feature that never fires: no score
+    alignment = rng.uniform(0.5, 1.0, size=11)
+    alignment[2] = np.nan
+    table = method_table(scores, concepts, ["A", "B"], BootstrapOptions(n_boot=20), alignment).set_index(
+        ["family", "measure"])
+    assert table.loc[("neuron", "A"), "mean"] == pytest.approx(scores[:6, 0].mean(), rel=1e-12)
+    assert table.loc[("sae", "B"), "mean"] == pytest.approx(np.nanmean(scores[6:, 1]), rel=1e-12)
+    assert table.loc[("sae", "B"), "n_concepts"] == 4
+    assert table.loc[("neuron", "B"), "median_alignment"] == pytest.approx(np.nanmedian(alignment[:6]), rel=1e-12)
+    assert table.loc[("sae", "A"), "median_alignment"] == pytest.approx(np.median(alignment[6:]), rel=1e-12)
+    unaligned = method_table(scores, concepts, ["A", "B"], BootstrapOptions(n_boot=20))
+    assert unaligned["median_alignment"].isna().all()
 
 
 def test_schema_enums_are_the_library_measures() -> None:

@@ -298,6 +298,51 @@ def test_concepteval_claims_follow_the_papers_rules() -> None:
     assert claims_frame(below_neuron).query("table.str.startswith('Fig. 4')")["verdict"].tolist()[2] == "differs"
 
 
+def test_a_low_alpha_is_explained_by_the_subset_noise_of_its_measure() -> None:
+    """A faithfulness measure the paper finds reliable but whose α falls below 0.9 gets its measured reason: how
+    many concepts keep their effect's sign on every subset, beside GRAD-Loss and the least of the reliable
+    measures, and its median effect against the subset spread (read from the α row of the lower run)."""
+    measures = ["GRAD-Loss", "ABL-Loss", "ABL-Div", "IN-UCI", "IN-UMass", "IN-EmbCos", "SIM-Corr"]
+    alpha = {m: 0.97 for m in measures} | {"GRAD-Loss": 0.3, "IN-UCI": 0.8, "IN-UMass": 0.85, "ABL-Loss": 0.2}
+    reliability, validity, mtmm, methods = _concepteval_tables(
+        {m: 1.0 for m in measures}, alpha, {("GRAD-Loss", "ABL-Div"): -0.6}, {"SIM-Corr": 0.3, "IN-EmbCos": 0.5},
+        {("neuron", "ABL-Div"): 0.1})
+    agreement = {"GRAD-Loss": 0.12, "ABL-Loss": 0.16, "ABL-Div": 1.0, "IN-UCI": 0.37, "IN-UMass": 1.0,
+                 "IN-EmbCos": 0.68, "SIM-Corr": 0.61}
+    lowest = reliability["run"] == "retest"  # the lower run carries the figures the reason reads
+    reliability.loc[lowest, "sign_agreement"] = reliability.loc[lowest, "measure"].map(agreement)
+    reliability.loc[lowest, "median_effect"] = 3.3e-5
+    reliability.loc[lowest, "subset_sd"] = 0.0071
+    frame = claims_frame(fc.concepteval_claims(reliability, validity, mtmm, methods))
+    expected = ("ABL-Loss: 16% of concepts keep their effect's sign on every data subset (GRAD-Loss, the paper's "
+                "unreliable measure, 12%; the measures with α ≥ 0.9 at least 61%); median |effect| 3.3e-05 against a "
+                "subset-to-subset SD of 0.0071")
+    for claim in ("subset consistency", "GRAD-Loss is the unreliable"):
+        row = frame[frame["claim"].str.contains(claim)].iloc[0]
+        assert row["verdict"] == "differs" and expected in row["reason"]
+    plain = claims_frame(fc.concepteval_claims(*_concepteval_tables(
+        {m: 1.0 for m in measures}, alpha, {("GRAD-Loss", "ABL-Div"): -0.6}, {"SIM-Corr": 0.3, "IN-EmbCos": 0.5},
+        {("neuron", "ABL-Div"): 0.1})))
+    assert "keep their effect's sign" not in " ".join(plain["reason"])  # a table without the columns: no figures
+
+
+def test_a_reversed_family_order_cites_the_families_planted_alignment() -> None:
+    """Fig. 4 reversed (neurons above SAE features) names both families' median planted alignment and, when the SAE
+    features are no better aligned, that the paper's premise is absent."""
+    means = {("sae", "ABL-Div"): 0.01, ("neuron", "ABL-Div"): 0.05, ("sae", "IN-EmbCos"): 0.2,
+             ("neuron", "IN-EmbCos"): 0.3}
+    tables = _concepteval_tables({"ABL-Div": 1.0}, {"ABL-Div": 0.97}, {("ABL-Div", "IN-EmbCos"): 0.1},
+                                 {"SIM-Corr": 0.3, "IN-EmbCos": 0.5}, means)
+    methods = tables[3].assign(median_alignment=tables[3]["family"].map({"sae": 0.502, "neuron": 0.763}))
+    row = claims_frame(fc.concepteval_claims(*tables[:3], methods)).query("table.str.startswith('Fig. 4')").iloc[0]
+    assert row["verdict"] == "differs" and "not above on ABL-Div, IN-EmbCos" in row["reason"]
+    assert ("median planted alignment (best AUC against a planted concept) sae 0.502 vs neuron 0.763: the world's "
+            "sae concepts are no more monosemantic than its neuron concepts") in row["reason"]
+    better = methods.assign(median_alignment=methods["family"].map({"sae": 0.9, "neuron": 0.7}))
+    row = claims_frame(fc.concepteval_claims(*tables[:3], better)).query("table.str.startswith('Fig. 4')").iloc[0]
+    assert "sae 0.900 vs neuron 0.700" in row["reason"] and "no more monosemantic" not in row["reason"]
+
+
 def test_a_deterministic_simulation_score_leaves_test_retest_untested_for_it() -> None:
     """Same-data retest of the offline simulator gives r = 1 exactly: the paper's finding (SIM-Corr unreliable
     because the LLM samples) cannot be tested, so SIM-Corr leaves the judgement, named in the reason; a value just
@@ -342,6 +387,22 @@ def test_le_best_claims_split_the_papers_protocol_from_the_other_settings() -> N
     assert "le_label − compexp = +0.200" in secondary.our_value
     no_protocol, _ = fc.le_best_claims(scores, {})
     assert no_protocol.verdict == "not_testable" and "scored_on" in no_protocol.reason
+
+
+def test_a_differing_cell_names_the_explanation_lengths_and_the_planted_concepts_score() -> None:
+    """Where the comparison fails beyond its interval, the reason shows both methods' concepts per explanation and
+    what the planted concept alone scores (the truth row), from the per-unit table."""
+    scores = _unit_scores([("a", "softmax", 2, "le_label", 0.60), ("a", "softmax", 2, "cce", 0.70),
+                           ("a", "softmax", 2, "truth", 0.65)])
+    scores["length"] = scores["method"].map({"le_label": 1.5, "cce": 8.0, "truth": 1.0})
+    _, secondary = fc.le_best_claims(scores, PROTOCOLS)
+    assert secondary.verdict == "differs"
+    assert ("le_label − cce = -0.100 [-0.100, -0.100] (n = 20) (differs; concepts per explanation: le_label 1.5, "
+            "cce 8.0; the planted concept alone scores 0.650, le_label 0.600, cce 0.700)") in secondary.reason
+    close = scores.assign(simulation_correlation=scores["simulation_correlation"]
+                          + np.where(scores["method"] == "cce", -0.1, 0.0) + np.tile(np.r_[0.05, -0.05], 30))
+    _, within = fc.le_best_claims(close, PROTOCOLS)
+    assert within.verdict == "within_noise" and "concepts per explanation" not in within.reason
 
 
 def test_broden_claims_test_the_concept_subset_on_hidden_units_and_keep_final_layers_secondary() -> None:
@@ -390,7 +451,8 @@ def test_crowd_le_claims_name_the_cells_another_method_wins() -> None:
                           "crowd_correlation": np.repeat([0.3, 0.2, 0.9, 0.1, 0.2, 0.9], 3)})
     (claim,) = fc.crowd_le_claims(crowd)
     assert claim.verdict == "differs" and "holds in 1 of 2 cells" in claim.our_value
-    assert claim.reason == "a/p: le_label_l1 − invert_l1 = -0.100 [-0.100, -0.100] (n = 3) (differs)"
+    assert claim.reason == ("a/p: le_label_l1 − invert_l1 = -0.100 [-0.100, -0.100] (n = 3) (differs; the planted "
+                            "concept alone scores 0.900, le_label_l1 0.100, invert_l1 0.200)")  # no lengths here
     assert "0.1946" in claim.paper_value
     assert fc.crowd_le_claims(pd.DataFrame())[0].verdict == "not_testable"
 

@@ -235,9 +235,25 @@ def retest_reliability(run_a: np.ndarray, run_b: np.ndarray, measures: Sequence[
                          **result, "n_concepts": len(first)})
 
 
+def subset_noise(subset_scores: np.ndarray) -> dict[str, np.ndarray]:
+    """Why a measure's α is what it is: its concepts' effects against the noise of a data subset, (J, C, M) → (M,).
+
+    With s_jc the score of concept c on subset j and e_c = (1/J) Σ_j s_jc its effect: ``median_effect`` =
+    median_c |e_c|; ``subset_sd`` = √(mean_c var_j s_jc) (ddof 1), the typical spread of one concept's score
+    between subsets; ``sign_agreement`` = the share of concepts whose every subset score has the (non-zero) sign
+    of e_c. A measure whose effects are small against ``subset_sd`` flips sign between subsets and has a low α.
+    """
+    scores = np.asarray(subset_scores, dtype=np.float64)
+    effect = scores.mean(axis=0)
+    agree = np.all(np.sign(scores) == np.sign(effect)[None], axis=0) & (effect != 0)
+    return {"median_effect": np.median(np.abs(effect), axis=0),
+            "subset_sd": np.sqrt(scores.var(axis=0, ddof=1).mean(axis=0)),
+            "sign_agreement": agree.mean(axis=0)}
+
+
 def subset_consistency(subset_scores: np.ndarray, measures: Sequence[str] | None = None,
                        options: BootstrapOptions = BootstrapOptions()) -> pd.DataFrame:
-    """Cronbach's α per measure from scores on J data subsets (J, C, M) (Eq. 14)."""
+    """Cronbach's α per measure from scores on J data subsets (J, C, M) (Eq. 14), with :func:`subset_noise`."""
     scores = as_float_array("subset_scores", subset_scores, min_rows=2)
     scores = scores[:, :, None] if scores.ndim == 2 else scores
     if scores.ndim != 3 or scores.shape[1] < 3:
@@ -245,7 +261,8 @@ def subset_consistency(subset_scores: np.ndarray, measures: Sequence[str] | None
     result = _with_interval(cronbach_alpha(scores), lambda rows: _alpha_replicates(scores, rows), scores.shape[1],
                             options)
     return pd.DataFrame({"measure": _names(measures, scores.shape[2], "measure"), "statistic": "cronbach_alpha",
-                         **result, "n_subsets": scores.shape[0], "n_concepts": scores.shape[1]})
+                         **result, "n_subsets": scores.shape[0], "n_concepts": scores.shape[1],
+                         **subset_noise(scores)})
 
 
 def simulate_raters(true_scores: np.ndarray, options: RaterOptions = RaterOptions()) -> np.ndarray:

@@ -30,6 +30,9 @@ from neuroneval.concepteval.measurement import (
 from neuroneval.concepteval.protocol import FAMILIES, READABILITY_SIDES, RUNS, SUBSET_ALL, family_of
 from neuroneval.options import Options, check_range
 
+#: The α rows' columns that say why α is low (:func:`~neuroneval.concepteval.measurement.subset_noise`).
+SUBSET_NOISE = ("median_effect", "subset_sd", "sign_agreement")
+
 
 def score_matrix(measures: pd.DataFrame, run: str, concepts: Sequence[str], names: Sequence[str],
                  subset: str = SUBSET_ALL) -> np.ndarray:
@@ -61,7 +64,9 @@ def _statistic_row(function: Any, arrays: Sequence[np.ndarray], measure: str, **
 def reliability_table(measures: pd.DataFrame, concepts: Sequence[str], names: Sequence[str], subsets: int,
                       bootstrap: Any) -> pd.DataFrame:
     """Per measure: test-retest Pearson r over concepts (Eq. 13) and Cronbach's α over the J subsets of each run
-    (Eq. 14), with bootstrap intervals over concepts; ``acceptable`` = value ≥ 0.9 (Nunnally and Bernstein)."""
+    (Eq. 14), with bootstrap intervals over concepts; ``acceptable`` = value ≥ 0.9 (Nunnally and Bernstein). The α
+    rows carry :data:`SUBSET_NOISE` (:func:`~neuroneval.concepteval.measurement.subset_noise`: effects against the
+    noise of a subset, the reason for a low α)."""
     test, retest = (score_matrix(measures, run, concepts, names) for run in RUNS)
     frames = []
     for column, measure in enumerate(names):
@@ -77,7 +82,7 @@ def reliability_table(measures: pd.DataFrame, concepts: Sequence[str], names: Se
     table = pd.concat(frames, ignore_index=True)
     table["acceptable"] = table["value"] >= 0.9
     return table.reindex(columns=["measure", "statistic", "run", "value", "ci_low", "ci_high", "acceptable",
-                                  "n_concepts", "n_boot", "seed"])
+                                  "n_concepts", "n_boot", "seed", *SUBSET_NOISE])
 
 
 def criteria(concepts: Sequence[str], truth: pd.DataFrame,
@@ -123,10 +128,15 @@ def mtmm_table(scores: np.ndarray, names: Sequence[str], alpha: Mapping[str, flo
     return mtmm(matrix, kept, consistency=consistency, options=options)
 
 
-def method_table(scores: np.ndarray, concepts: Sequence[str], names: Sequence[str], bootstrap: Any) -> pd.DataFrame:
+def method_table(scores: np.ndarray, concepts: Sequence[str], names: Sequence[str], bootstrap: Any,
+                 alignment: Sequence[float] | None = None) -> pd.DataFrame:
     """Method comparison (Fig. 4): per family and measure the mean over its concepts with a bootstrap interval; the
     probes also per planted kind (``probe:slot``, ``probe:topic``), as the world may encode one kind and not the
-    other."""
+    other. ``median_alignment``: the median over the family's concepts of their planted ``alignment`` (one value
+    per concept, :func:`~neuroneval.concepteval.benchmark.planted_alignment`; NaN without it), how monosemantic the
+    family's concepts are in the world, whatever the measures say."""
+    planted = (np.full(len(concepts), np.nan) if alignment is None
+               else np.asarray(alignment, dtype=np.float64).reshape(len(concepts)))
     groups = {family: np.array([family_of(name) == family for name in concepts]) for family in FAMILIES}
     kinds = dict.fromkeys(name.split(":")[1] for name in concepts if family_of(name) == "probe")
     groups.update({f"probe:{kind}": np.array([name.startswith(f"probe:{kind}:") for name in concepts])
@@ -135,6 +145,9 @@ def method_table(scores: np.ndarray, concepts: Sequence[str], names: Sequence[st
              *FAMILIES[FAMILIES.index("probe") + 1 :]]
     rows = []
     for family in [group for group in order if groups[group].any()]:
+        aligned = planted[groups[family]]
+        aligned = aligned[np.isfinite(aligned)]
+        median_alignment = float(np.median(aligned)) if aligned.size else np.nan
         for column, measure in enumerate(names):
             values = scores[groups[family], column]
             values = values[np.isfinite(values)]
@@ -143,7 +156,8 @@ def method_table(scores: np.ndarray, concepts: Sequence[str], names: Sequence[st
                         "seed": bootstrap.seed})
             rows.append({"family": family, "measure": measure, "mean": summary["value"],
                          "ci_low": summary["ci_low"], "ci_high": summary["ci_high"], "n_concepts": int(values.size),
-                         "n_boot": summary["n_boot"], "seed": summary["seed"]})
+                         "n_boot": summary["n_boot"], "seed": summary["seed"],
+                         "median_alignment": median_alignment})
     return pd.DataFrame(rows)
 
 
@@ -262,8 +276,8 @@ def benchmark_tables(measures: pd.DataFrame, truths: Mapping[tuple[str, str], pd
         mtmm_tables.append(mtmm_frame)
         matrices[model] = mtmm_matrix(mtmm_frame)
         comparison = list(options.comparison)
-        methods.append(method_table(score_matrix(part, RUNS[0], concepts, comparison), concepts, comparison, bootstrap)
-                       .assign(model=model))
+        methods.append(method_table(score_matrix(part, RUNS[0], concepts, comparison), concepts, comparison, bootstrap,
+                                    criterion_values["alignment"]).assign(model=model))
     frames = {}
     for name, parts in {"reliability": reliability, "validity": validity, "inter_rater": rater_tables,
                         "mtmm": mtmm_tables, "methods": methods}.items():

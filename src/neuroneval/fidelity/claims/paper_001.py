@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from neuroneval import published
-from neuroneval.explain_catalogue import REFERENCE_ROWS, methods_of_family
+from neuroneval.explain_catalogue import CATALOGUE, REFERENCE_ROWS, methods_of_family
 from neuroneval.fidelity.claims.common import Claim, interval_text, judge, meets
 from neuroneval.fidelity.claims.paired import (
     PairedBootstrapOptions,
@@ -152,6 +152,8 @@ LE_METHODS = methods_of_family("linear")
 BRODEN_METHODS = methods_of_family("broden")
 #: Unit groups (layers) of final-layer class units: the "high-level" units of paper 001's Broden claim.
 HIGH_LEVEL_GROUPS = ("softmax", "logits", "superclass")
+#: The baseline row that explains each unit by its planted concept (the catalogue's ``truth`` runner).
+TRUTH = next(name for name, entry in CATALOGUE.items() if entry.role == "baseline" and entry.runner == "truth")
 #: Rows of the explanation tables that are no method (never a method in a claim): the random floors, the truth on
 #: the trained unit and the ceiling ``ideal`` (the truth on the world's ideal unit, neuroneval.explain.ideal).
 EXPLAIN_BASELINES = REFERENCE_ROWS
@@ -164,13 +166,16 @@ def _family(method: str) -> str:
 @dataclass(frozen=True)
 class MethodCell:
     """One cell of a method comparison: its name (e.g. ``T2 cnn_hidden_pseudo/block3``) and key (column → value,
-    e.g. setting and group), the per-unit scores of its scored methods (units × methods) and the methods' means
-    over units, best first."""
+    e.g. setting and group), the per-unit scores of its scored methods (units × methods), the methods' means over
+    units, best first, their mean explanation ``lengths`` (concepts per explanation) and the mean score of the
+    ``truth`` row (each unit's planted concept as its explanation; NaN without it)."""
 
     name: str
     key: Mapping[str, Any]
     scores: pd.DataFrame
     means: pd.Series
+    lengths: pd.Series = field(default_factory=lambda: pd.Series(dtype=float))
+    truth: float = np.nan
 
     def compare(self, better: str, worse: str, options: PairedBootstrapOptions) -> PairedComparison:
         """"``better`` beats ``worse``" in this cell by the paired bootstrap rule."""
@@ -184,14 +189,34 @@ def method_cells(units: pd.DataFrame, keys: Sequence[str], score: str, *, label:
     from neuroneval.explain.oracle import ORACLE
 
     scored = units[~units["method"].isin((*EXPLAIN_BASELINES, ORACLE)) & units[score].notna()]
+    truth_rows = units[units["method"] == TRUTH]
     cells = []
     for key, frame in scored.groupby(list(keys), sort=False):
         key = key if isinstance(key, tuple) else (key,)
         wide = frame.pivot_table(index="unit", columns="method", values=score, aggfunc="first")
         means = wide.mean().sort_values(ascending=False)
         name = f"{label}{'/'.join(str(part) for part in key)}"
-        cells.append(MethodCell(name=name, key=dict(zip(keys, key, strict=True)), scores=wide, means=means))
+        lengths = (frame.groupby("method")["length"].mean() if "length" in frame.columns
+                   else pd.Series(dtype=float))
+        truth = truth_rows[np.logical_and.reduce([truth_rows[column] == value
+                                                  for column, value in zip(keys, key, strict=True)])][score]
+        cells.append(MethodCell(name=name, key=dict(zip(keys, key, strict=True)), scores=wide, means=means,
+                                lengths=lengths, truth=float(truth.mean()) if truth.notna().any() else np.nan))
     return cells
+
+
+def cell_context(cell: MethodCell, comparison: PairedComparison) -> str:
+    """What a cell where ``comparison`` fails shows about why: both methods' mean explanation lengths and the score
+    of the planted concept alone (the truth row), e.g. a method that stops at one concept scores like the truth
+    while a longer one also covers the unit's graded response to neighbouring concepts."""
+    parts = [f"{method} {cell.lengths[method]:.1f}" for method in (comparison.better, comparison.worse)
+             if method in cell.lengths.index and np.isfinite(cell.lengths[method])]
+    text = f"concepts per explanation: {', '.join(parts)}" if parts else ""
+    if np.isfinite(cell.truth):
+        text += ("; " if text else "") + (f"the planted concept alone scores {cell.truth:.3f}, "
+                                          f"{comparison.better} {cell.means[comparison.better]:.3f}, "
+                                          f"{comparison.worse} {cell.means[comparison.worse]:.3f}")
+    return text
 
 
 def _family_comparison(cell: MethodCell, winners: Sequence[str], options: PairedBootstrapOptions
@@ -217,7 +242,9 @@ def _comparison_claim(cells: Sequence[MethodCell], winners: Sequence[str], optio
                      our_value="", verdict="not_testable", reason=empty_reason, source=source)
     verdict = combined_verdict(comparison.verdict for _, comparison in compared)
     held = sum(comparison.verdict == "holds" for _, comparison in compared)
-    missed = [f"{cell.name}: {comparison.text()} ({comparison.verdict.replace('_', ' ')})"
+    missed = [f"{cell.name}: {comparison.text()} ({comparison.verdict.replace('_', ' ')}"
+              + (f"; {context}" if comparison.verdict == "differs" and (context := cell_context(cell, comparison))
+                 else "") + ")"
               for cell, comparison in compared if comparison.verdict != "holds"]
     reason = "; ".join(missed)
     if note and verdict != "holds":

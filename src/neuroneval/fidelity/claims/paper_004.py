@@ -30,6 +30,35 @@ def _interval_of(row: pd.Series) -> tuple[float, float]:
     return float(row.get("ci_low", np.nan)), float(row.get("ci_high", np.nan))
 
 
+def _lowest_alpha(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each measure's Cronbach's α row of the lower run, indexed by measure."""
+    alpha = rows[rows["statistic"] == "cronbach_alpha"].dropna(subset=["value"])
+    return alpha.loc[alpha.groupby("measure", sort=False)["value"].idxmin()].set_index("measure")
+
+
+def _noise_reason(measure: str, rows: pd.DataFrame) -> str:
+    """Why ``measure``'s α is low, from the subset-noise columns of its α row (:func:`~neuroneval.concepteval.
+    measurement.subset_noise`): how many concepts keep their effect's sign on every data subset, beside GRAD-Loss
+    (the paper's unreliable faithfulness measure) and the measures that reach 0.9; empty without those columns."""
+    alpha = _lowest_alpha(rows)
+    if measure not in alpha.index or not {"median_effect", "subset_sd", "sign_agreement"} <= set(alpha.columns):
+        return ""
+    row = alpha.loc[measure]
+    values = [float(row[name]) for name in ("median_effect", "subset_sd", "sign_agreement")]
+    if not all(np.isfinite(values)):
+        return ""
+    effect, spread, agreement = values
+    others = []
+    if measure != "GRAD-Loss" and np.isfinite(alpha["sign_agreement"].get("GRAD-Loss", np.nan)):
+        others.append(f"GRAD-Loss, the paper's unreliable measure, {alpha.loc['GRAD-Loss', 'sign_agreement']:.0%}")
+    reliable = alpha.loc[alpha["value"] >= published.CONCEPTEVAL_RELIABLE, "sign_agreement"].dropna()
+    if len(reliable):
+        others.append(f"the measures with α ≥ 0.9 at least {reliable.min():.0%}")
+    return (f"{measure}: {agreement:.0%} of concepts keep their effect's sign on every data subset"
+            + (f" ({'; '.join(others)})" if others else "")
+            + f"; median |effect| {effect:.2g} against a subset-to-subset SD of {spread:.2g}")
+
+
 def _reliability_claim(model: str, rows: pd.DataFrame, statistic: str, what: str, table: str,
                        source: str) -> Claim:
     """Measures the paper calls unreliable under ``statistic`` fall below 0.9, every other one reaches it.
@@ -56,6 +85,7 @@ def _reliability_claim(model: str, rows: pd.DataFrame, statistic: str, what: str
         f"reaches 0.9 although the paper finds it unreliable: "
         f"{', '.join(f'{n} {values[n]:.3f}' for n in wrong_high)}" if wrong_high else "",
         "each one's bootstrap interval contains 0.9" if (wrong_low or wrong_high) and noise else "",
+        *(_noise_reason(name, rows) for name in wrong_low),
         f"not testable for {', '.join(deterministic)}: it reproduces itself exactly (r = 1) because the offline "
         f"simulator is deterministic, where the paper's unreliability comes from the LLM's sampling"
         if deterministic else "") if part)
@@ -105,6 +135,7 @@ def _faithfulness_reliability_claim(model: str, rows: pd.DataFrame, source: str)
         f"GRAD-Loss α {grad_alpha:.3f} ≥ 0.9" if grad_alpha >= reliable else "",
         f"{weakest['measure']} {weakest['run']} {weakest['value']:.3f} < 0.9"
         if weakest["value"] < reliable else "",
+        _noise_reason(str(weakest["measure"]), rows) if weakest["value"] < reliable else "",
         "the bootstrap intervals reach the other side of 0.9" if not holds and noise else "") if part)
     return Claim(
         paper="004",
@@ -281,6 +312,7 @@ def _method_claims(model: str, methods: pd.DataFrame, source: str) -> list[Claim
                     first, second = absolute_interval(*first), absolute_interval(*second)
                 close.append(meets(*first, *second))
         noise = bool(losing) and all(close)
+        premise = _alignment_reason(indexed, better, worse) if losing else ""
         claims.append(Claim(
             paper="004",
             table="Fig. 4 / Sec. 5.3",
@@ -290,7 +322,22 @@ def _method_claims(model: str, methods: pd.DataFrame, source: str) -> list[Claim
             our_value="; ".join(cells),
             verdict=judge(not losing, noise),
             reason=(f"not above on {', '.join(losing)}" if losing else "")
-            + ("; the bootstrap intervals overlap on each" if noise else ""),
+            + ("; the bootstrap intervals overlap on each" if noise else "") + (f"; {premise}" if premise else ""),
             source=source,
         ))
     return claims
+
+
+def _alignment_reason(indexed: pd.DataFrame, better: str, worse: str) -> str:
+    """The two families' median planted alignment (``median_alignment`` of methods.csv: each concept's best AUC
+    against a planted concept), the premise of Fig. 4's order; empty without it."""
+    if "median_alignment" not in indexed.columns:
+        return ""
+    high, low = (float(indexed.loc[family, "median_alignment"].iloc[0]) for family in (better, worse))
+    if not (np.isfinite(high) and np.isfinite(low)):
+        return ""
+    text = f"median planted alignment (best AUC against a planted concept) {better} {high:.3f} vs {worse} {low:.3f}"
+    if high <= low:
+        text += (f": the world's {better} concepts are no more monosemantic than its {worse} concepts, the premise "
+                 "of the paper's order")
+    return text
