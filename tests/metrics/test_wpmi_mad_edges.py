@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from neuroneval.metrics.context import columns_of
 from neuroneval.metrics.wpmi_mad import MAD_DEGENERATE, ZERO_MEAN
 from tests.metrics.conftest import make_activations, per_pair_matrix, scored_with_notes
 
@@ -66,3 +67,48 @@ def test_mad_notes_a_degenerate_concept_only_when_there_is_one() -> None:
         assert f"mad: {MAD_DEGENERATE}" in notes
         np.testing.assert_allclose(scores, per_pair_matrix("mad", activations, with_degenerate), rtol=1e-10, atol=1e-10)
         assert np.all(scores[:, -1] == 0.0)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("columns", [[2, 3, 4], [5, 0, 3]], ids=["slice", "fancy"])
+def test_columns_of_is_the_transformed_columns_input_major_with_their_sums(order: str, columns: list[int]) -> None:
+    """One pass in input blocks (here 7 inputs, not a divisor of n) gives ``transform(matrix[:, columns])`` in a
+    C-contiguous (n, C') float64 array and the float64 sums of the untransformed columns."""
+    rng = np.random.default_rng(11)
+    matrix = np.asarray(rng.random((45, 6)).astype(np.float32), order=order)
+    index = np.array(columns)
+    out, sums = columns_of(matrix, index, lambda block: np.log(block, out=block), block=7)
+    expected = matrix[:, index].astype(np.float64)
+    assert out.flags.c_contiguous and out.dtype == np.float64 and out.shape == (45, len(columns))
+    np.testing.assert_array_equal(out, np.log(expected))
+    np.testing.assert_allclose(sums, expected.sum(axis=0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("device", [None, "cpu"], ids=["numpy", "torch"])
+def test_wpmi_of_probability_concepts_gathers_input_major_logs_and_matches_the_reference(
+        device: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With few active inputs per unit (small α) and all pairs, WPMI of probability concepts sums the logs computed
+    input-major (:func:`columns_of`); it must equal the per-pair reference, with zeros among the values (the 1e-8
+    floor) and a concept of mean 0 (its note), in one concept chunk and in several."""
+    from neuroneval.metrics import wpmi_mad
+
+    rng = np.random.default_rng(23)
+    n = 2000
+    activations = rng.standard_normal((n, 4))  # no ties: 10 active inputs per unit at α = 0.005
+    concepts = np.column_stack([np.round(rng.random((n, 3)), 2), np.zeros(n),
+                                np.where(rng.random(n) < 0.5, 0.0, rng.random(n))]).astype(np.float32)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args[1].size)
+        return columns_of(*args, **kwargs)
+
+    monkeypatch.setattr(wpmi_mad, "columns_of", spy)
+    expected = per_pair_matrix("wpmi", activations, concepts.astype(np.float64), alpha=0.005, lam=0.7)
+    for chunk_size in (None, 2):
+        calls.clear()
+        scores, notes = scored_with_notes("wpmi", activations, concepts, alpha=0.005, lam=0.7, device=device,
+                                          chunk_size=chunk_size)
+        np.testing.assert_allclose(scores, expected, rtol=1e-10, atol=1e-10)
+        assert f"wpmi: {ZERO_MEAN}" in notes
+        assert sum(calls) == concepts.shape[1] and (chunk_size is None or max(calls) <= chunk_size)

@@ -219,13 +219,18 @@ class NumpyBackend:
         A sparse (L, n) matrix with the weights at the indexed columns times ``valuesᵀ``: one pass over the
         L·m entries reading R contiguous values each, with no (R, L, m) temporary.
         """
+        return self.weighted_input_sums(np.ascontiguousarray(values.T), index, weights)
+
+    def weighted_input_sums(self, inputs_major: np.ndarray, index: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``Σ_j weights[l, j] · inputs_major[index[l, j], :]`` for (n, R) values stored input-major: (L, R) float64,
+        :meth:`weighted_column_sums` without its transpose (for values computed input-major in the first place)."""
         from scipy.sparse import csr_matrix
 
         rows, width = index.shape
         weights64 = np.ascontiguousarray(weights, dtype=np.float64).ravel()
         selector = csr_matrix((weights64, np.ascontiguousarray(index).ravel(), np.arange(0, rows * width + 1, width)),
-                              shape=(rows, values.shape[-1]))
-        return np.asarray(selector @ np.ascontiguousarray(values.T), dtype=np.float64)
+                              shape=(rows, inputs_major.shape[0]))
+        return np.asarray(selector @ inputs_major, dtype=np.float64)
 
     def gather_pairs(self, values: np.ndarray, rows: Array, index: Array) -> np.ndarray:
         """``values[rows[:, None], index]``: shape (P, m)."""
@@ -398,8 +403,10 @@ class TorchBackend:
         return values[:, self.index(index)]
 
     def weighted_column_sums(self, values: Any, index: Any, weights: Any) -> Any:
-        transposed = values.T.contiguous()
-        return (transposed[self.index(index)].to(self.float64) * weights[..., None]).sum(dim=1)
+        return self.weighted_input_sums(values.T.contiguous(), index, weights)
+
+    def weighted_input_sums(self, inputs_major: Any, index: Any, weights: Any) -> Any:
+        return (inputs_major[self.index(index)].to(self.float64) * weights[..., None]).sum(dim=1)
 
     def gather_pairs(self, values: Any, rows: Array, index: Array) -> Any:
         return values[self.index(rows)[:, None], self.index(index)]

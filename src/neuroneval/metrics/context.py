@@ -74,6 +74,26 @@ def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return out
 
 
+def columns_of(matrix: np.ndarray, columns: np.ndarray, transform: Callable[[np.ndarray], None],
+               block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """``transform(matrix[:, columns])`` as a C-contiguous float64 (n, C') array, input-major, and the column sums
+    of the untransformed float64 values (C',), in blocks of ``block`` inputs: one read of the columns and one write,
+    where :func:`rows_of` and a transform would pass over n·C' float64 values three times and a transpose a fourth.
+
+    ``transform`` works in place on a float64 block (e.g. ``np.log`` of a clip)."""
+    n = matrix.shape[0]
+    contiguous = columns.size > 0 and columns[-1] - columns[0] + 1 == columns.size and np.all(np.diff(columns) == 1)
+    out = np.empty((n, columns.size), dtype=np.float64)
+    sums = np.zeros(columns.size, dtype=np.float64)
+    for start in range(0, n, block):
+        part = out[start:start + block]
+        rows = matrix[start:start + block]
+        part[...] = rows[:, columns[0]:columns[-1] + 1] if contiguous else rows[:, columns]
+        sums += part.sum(axis=0)
+        transform(part)
+    return out, sums
+
+
 def _noise(seed: int, stream: int, rows: int, n: int) -> np.ndarray:
     """U[0, 1) as float32 for rows 0…rows−1 of a stream (see :func:`noise_rows`)."""
     return noise_rows(seed, stream, np.arange(rows), n)
