@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from neuroneval.explain.base import ProbingData
 from neuroneval.explain.dissection import CHUNK_VALUES, Positions, positions, top_quantile
@@ -193,6 +192,8 @@ def invert_explanations(activations: Any, probing: ProbingData, options: Composi
     options = options or CompositionalOptions()
     if np.asarray(activations).ndim == 4:
         raise ValueError("INVERT explains scalar activations (N, K); pool spatial maps first")
+    from scipy.stats import rankdata  # here, not at import: scipy.stats costs a second a job that needs no INVERT
+
     located, names = positions(activations, probing, unit_names, "invert_explanations")
     ranks = rankdata(located.values, axis=1)
     formulas, scores = beam_search(ranks, located.concepts, probing.concept_names,

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import ndimage
 
 from neuroneval.explain.base import ProbingData, as_activations, check_rows
 from neuroneval.explain.explanation import Concept, explanation_frame
@@ -74,6 +73,8 @@ def upsample(maps: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     if size[0] % h or size[1] % w:
         raise ValueError(f"activation maps of size {h}x{w} cannot be upsampled to masks of size "
                          f"{size[0]}x{size[1]}: the mask size must be a multiple of the map size")
+    from scipy import ndimage
+
     return ndimage.zoom(maps, (1, 1, size[0] // h, size[1] // w), order=1, grid_mode=True, mode="nearest")
 
 

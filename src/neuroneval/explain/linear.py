@@ -27,10 +27,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import solve_triangular
-from scipy.optimize import nnls
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import ElasticNet
 
 from neuroneval.explain.base import ProbingData, as_activations, check_rows
 from neuroneval.explain.explanation import Linear, explanation_frame
@@ -55,6 +51,9 @@ def nnls_gram(gram: np.ndarray, moment: np.ndarray) -> np.ndarray:
     """
     ridge = 1e-10 * max(float(np.trace(gram)), 1e-12) / max(1, gram.shape[0])
     factor = np.linalg.cholesky(gram + ridge * np.eye(gram.shape[0]))
+    from scipy.linalg import solve_triangular
+    from scipy.optimize import nnls
+
     target = solve_triangular(factor, moment, lower=True)
     weights, _ = nnls(factor.T, target)
     return weights
@@ -62,6 +61,9 @@ def nnls_gram(gram: np.ndarray, moment: np.ndarray) -> np.ndarray:
 
 def concept_ranking(features: np.ndarray, targets: np.ndarray, options: LinearOptions) -> np.ndarray:
     """(K, T) concept order per unit: elastic-net weight, then marginal correlation, descending."""
+    from sklearn.exceptions import ConvergenceWarning  # here, not at import: a job that fits no LE skips sklearn
+    from sklearn.linear_model import ElasticNet
+
     mean, std = features.mean(axis=0), features.std(axis=0)
     usable = std > 0
     standardized = np.zeros_like(features)
