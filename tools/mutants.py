@@ -44,10 +44,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/metrics/sparse_kernels.py": (
         "tests/metrics/test_sparse_labels.py",
     ),
-    "src/neuroneval/sanity/decrease_odds.py": (
-        "tests/sanity/test_decrease_odds.py",
-        "tests/sanity/test_setting_tables.py",
-    ),
+    # tests/sanity/test_setting_tables.py (280 s a run) only checks the column it writes: with it, 584 mutants
+    # would take days; its survivors are rechecked against it by hand
+    "src/neuroneval/sanity/decrease_odds.py": ("tests/sanity/test_decrease_odds.py",),
     "src/neuroneval/metrics/confusion.py": (
         "tests/metrics/test_label_concepts.py",
         "tests/metrics/test_oracles.py",
