@@ -114,3 +114,41 @@ def test_impossible_counts_and_unknown_metrics_are_refused() -> None:
         decrease_odds("auc", 1, 5, 90, 1000, keep=0.5, epsilon=1e-3)
     with pytest.raises(ValueError, match="keep"):
         decrease_odds("f1", 1, 5, 90, 1000, keep=0.0, epsilon=1e-3)
+
+
+def test_pair_counts_read_each_pairs_own_unit_and_concept() -> None:
+    """Pairs whose unit and concept indices differ (and a flat list of pairs): TP, |B(a)|, |B(c)| against the
+    per-vector reference top-α and a threshold at 0.5, pair by pair."""
+    from neuroneval.metrics.reference import top_alpha as reference_top_alpha
+
+    rng = np.random.default_rng(4)
+    activations = rng.standard_normal((40, 3))
+    concepts = np.round(rng.random((40, 4)), 2)
+    pairs = [(0, 3), (2, 1), (1, 0)]
+    counts = pair_counts(activations, concepts, np.ravel(pairs), alpha=0.2)
+    for (unit, concept), row in zip(pairs, counts, strict=True):
+        active = reference_top_alpha(activations[:, unit], 0.2)
+        labels = concepts[:, concept] >= 0.5
+        assert row.tolist() == [int((active & labels).sum()), int(active.sum()), int(labels.sum())]
+
+
+def test_the_bounds_of_keep_and_the_counts_are_inclusive_where_they_should_be() -> None:
+    """keep (r₋) lies in (0, 1]: 1 removes nothing (odds 0), 0, below 0 and above 1 are refused; counts may equal n
+    (every input active or positive) and TP may be 0 (nothing to remove: odds 0), but not −1."""
+    assert decrease_odds("recall", 3, 5, 8, 100, keep=1.0, epsilon=1e-3) == 0.0
+    for keep in (-0.5, 1.5):
+        with pytest.raises(ValueError, match="keep"):
+            decrease_odds("recall", 3, 5, 8, 100, keep=keep, epsilon=1e-3)
+    assert decrease_odds("recall", 2, 4, 4, 4, keep=0.5, epsilon=1e-3) == pytest.approx(1 - 0.5**2)
+    assert decrease_odds("f1", 0, 4, 3, 10, keep=0.5, epsilon=1e-3) == 0.0
+    with pytest.raises(ValueError, match="TP = -1"):
+        decrease_odds("f1", -1, 4, 3, 10, keep=0.5, epsilon=1e-3)
+
+
+def test_options_are_keyword_only() -> None:
+    from neuroneval.sanity.decrease_odds import mean_decrease_odds
+
+    with pytest.raises(TypeError):
+        pair_counts(np.ones((4, 1)), np.ones((4, 1)), [(0, 0)], 0.5)
+    with pytest.raises(TypeError):
+        mean_decrease_odds("f1", np.array([[1, 2, 2]]), 10, 0.5, 1e-3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -59,3 +60,36 @@ def test_summary() -> None:
     assert summary["mean_delta"] == pytest.approx(-0.074875)
     assert summary["decrease_acc"] == 0.5 and summary["increase_frac"] == 0.25 and summary["n"] == 4
     assert summary["delta_se"] == pytest.approx(np.std([-0.2, -0.4, 0.3, 0.0005], ddof=1) / 2)
+
+
+def test_a_half_bounded_range_is_normalised_by_the_observed_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A metric bounded on one side only (a user metric in [0, ∞)) has no fixed span: its differences are
+    normalised by the observed max − min, here below 1."""
+    from types import SimpleNamespace
+
+    from neuroneval.sanity import delta
+
+    monkeypatch.setattr(delta, "get_spec", lambda metric: SimpleNamespace(value_range=(0.0, math.inf)))
+    assert not has_fixed_span("mine")
+    assert value_span("mine", [0.25, 0.75], [0.5]) == 0.5
+
+
+def test_all_equal_observed_scores_are_an_error_naming_their_value() -> None:
+    with pytest.raises(ValueError, match=r"all equal \(0\.3\)"):
+        value_span("wpmi", [0.3])
+
+
+def test_a_span_must_be_positive_and_may_be_below_one() -> None:
+    np.testing.assert_allclose(normalized_delta([1.0, 0.25], [0.0, 0.5], 0.5), [2.0, -0.5])
+    with pytest.raises(ValueError, match="span must be positive"):
+        normalized_delta([1.0], [0.0], -1.0)
+
+
+def test_summary_of_fewer_than_two_deltas_has_no_standard_error_and_no_warning() -> None:
+    """The standard error needs two values; with none or one it is NaN, computed without a numpy warning."""
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty, single, pair = summarize_deltas([]), summarize_deltas([-0.2]), summarize_deltas([-0.2, 0.4])
+    assert math.isnan(empty["mean_delta"]) and math.isnan(empty["delta_se"]) and empty["n"] == 0
+    assert single["mean_delta"] == -0.2 and math.isnan(single["delta_se"])
+    assert pair["delta_se"] == pytest.approx(np.std([-0.2, 0.4], ddof=1) / math.sqrt(2), rel=1e-15)
