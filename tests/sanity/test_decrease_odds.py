@@ -152,3 +152,13 @@ def test_options_are_keyword_only() -> None:
         pair_counts(np.ones((4, 1)), np.ones((4, 1)), [(0, 0)], 0.5)
     with pytest.raises(TypeError):
         mean_decrease_odds("f1", np.array([[1, 2, 2]]), 10, 0.5, 1e-3)
+    with pytest.raises(TypeError):
+        decrease_odds("f1", 1, 2, 2, 10, 0.5, 1e-3)
+    with pytest.raises(TypeError):
+        expected_missing_decrease("f1", np.ones((4, 1)), np.ones((4, 1)), [(0, 0)], 0.5, 0.5, 1e-3)
+
+
+def test_a_drop_of_exactly_epsilon_is_no_decrease() -> None:
+    """Eq. 11 counts Δs < −ε strictly: recall 2/4 → 1/4 drops by exactly ε = 0.25 (exact in binary), so only losing
+    both true positives (probability 0.5² at keep 0.5) counts."""
+    assert decrease_odds("recall", 2, 4, 2, 10, keep=0.5, epsilon=0.25) == 0.25
