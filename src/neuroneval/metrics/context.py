@@ -62,10 +62,15 @@ class Params:
     memory_budget: int | str = "auto"
 
 
+def _is_range(columns: np.ndarray) -> bool:
+    """Whether ``columns`` are consecutive ascending indices (then a slice reads them, with no fancy-index copy)."""
+    return bool(columns.size > 0 and columns[-1] - columns[0] + 1 == columns.size and np.all(np.diff(columns) == 1))
+
+
 def rows_of(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """``matrix[:, columns].T`` as a C-contiguous float64 array, cast and transposed in cache-sized blocks."""
     n = matrix.shape[0]
-    contiguous = columns.size > 0 and columns[-1] - columns[0] + 1 == columns.size and np.all(np.diff(columns) == 1)
+    contiguous = _is_range(columns)
     source = matrix[:, columns[0]:columns[-1] + 1] if contiguous else matrix[:, columns]
     out = np.empty((columns.size, n), dtype=np.float64)
     block = 256
@@ -82,7 +87,7 @@ def columns_of(matrix: np.ndarray, columns: np.ndarray, transform: Callable[[np.
 
     ``transform`` works in place on a float64 block (e.g. ``np.log`` of a clip)."""
     n = matrix.shape[0]
-    contiguous = columns.size > 0 and columns[-1] - columns[0] + 1 == columns.size and np.all(np.diff(columns) == 1)
+    contiguous = _is_range(columns)
     out = np.empty((n, columns.size), dtype=np.float64)
     sums = np.zeros(columns.size, dtype=np.float64)
     for start in range(0, n, block):
