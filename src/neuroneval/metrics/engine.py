@@ -77,12 +77,22 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     once for all its entries and scores them with one kernel call (one GEMM of (g·K', n) by (n, C')). A block's
     raw values, ranks and noise are computed once for all its passes. Every pair's score depends only on its
     unit and concept, so the cut changes no result beyond float rounding of differently shaped GEMMs.
+
+    A metric with a :attr:`~neuroneval.metrics.registry.MetricSpec.whole_pass` (Spearman) scores the call with it
+    instead, one pass over the inputs, wherever it applies (it returns ``None`` where not).
     """
     be = get_backend(device)
     n_units, n_concepts = unit_rows.size, concepts.shape[1]
     outs = [np.empty((n_units, n_concepts), dtype=np.float64) for _ in params_list]
     if n_units == 0 or n_concepts == 0:
         return outs
+    whole_pass = get_spec(metric).whole_pass
+    if whole_pass is not None and len(params_list) == 1:
+        with progress_bar(n_units * n_concepts, metric, enabled=progress) as bar:
+            scores = whole_pass(activations, concepts, unit_rows, params_list[0], be.name, notes, bar.update)
+        if scores is not None:
+            outs[0][...] = scores
+            return outs
     chunking = _plan(metric, params_list[0], activations, concepts, n_units, cache, be.name)
     blocks = _blocks(np.arange(n_units), chunking.unit_block)
     per_pass = max(1, min(GRID_ELEMENTS // (blocks[0].size * activations.shape[0]), chunking.grid_points))

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from neuroneval.metrics import confusion, correlation, ranking, topandrandom, wpmi_mad
+import numpy as np
+
+from neuroneval.metrics import confusion, correlation, rank_products, ranking, topandrandom, wpmi_mad
 from neuroneval.metrics.metric_options import (
     COMMON_PARAMS,
     DEFAULTS,
@@ -87,6 +89,11 @@ class MetricSpec:
         Whether ``s(u·a + v, c)`` equals ``s(a, c)`` for every ``u > 0`` and real ``v`` (activations only).
     components
         For combinations: the metrics whose harmonic mean is taken.
+    whole_pass
+        Optional: every (unit, concept) pair of an all-pairs call in one pass over the inputs,
+        ``whole_pass(activations, concepts, unit_rows, params, backend_name, notes, update)`` → (K', C) scores, or
+        ``None`` where it does not apply (the engine then cuts unit blocks and concept chunks for :attr:`kernel`);
+        Spearman's (:func:`neuroneval.metrics.rank_products.spearman_all_pairs`).
     """
 
     name: str
@@ -101,6 +108,7 @@ class MetricSpec:
     inverse: str | None = None
     affine_invariant: bool = True
     components: tuple[str, ...] = field(default=())
+    whole_pass: Callable[..., np.ndarray | None] | None = None
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -189,7 +197,7 @@ _SPECS = (
           topandrandom.correlation_tr, "correlation_on"),
     _spec("spearman", "rank", _SIGNED, MetricOptions, "symmetric",
           "Pearson of the ranks R(a), R(c)  (000 Eq. A.9)",
-          correlation.spearman, "spearman"),
+          correlation.spearman, "spearman", whole_pass=rank_products.spearman_all_pairs),
     _spec("spearman_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
           "Spearman on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bricken et al. 2023)",
           topandrandom.spearman_tr, "spearman_on"),
