@@ -48,6 +48,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_rank_products.py",
         "tests/metrics/test_memory.py",
     ),
+    "src/neuroneval/metrics/input_products.py": (
+        "tests/metrics/test_input_products.py",
+        "tests/metrics/test_memory.py",
+    ),
     # tests/sanity/test_setting_tables.py (280 s a run) only checks the column it writes: with it, 584 mutants
     # would take days; its survivors are rechecked against it by hand
     "src/neuroneval/sanity/decrease_odds.py": ("tests/sanity/test_decrease_odds.py",),

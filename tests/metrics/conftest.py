@@ -82,3 +82,11 @@ def per_pair_matrix(metric: str, activations: np.ndarray, concepts: np.ndarray, 
 
     return np.array([[per_pair(metric)(activations[:, k], concepts[:, t], **params)
                       for t in range(concepts.shape[1])] for k in range(activations.shape[1])])
+
+
+def warning_notes(function, *args, **kwargs) -> tuple[object, set[str]]:
+    """``function(*args, **kwargs)`` and the messages of the NeuronEvalWarnings it raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NeuronEvalWarning)
+        result = function(*args, **kwargs)
+    return result, {str(w.message) for w in caught if issubclass(w.category, NeuronEvalWarning)}

@@ -14,6 +14,7 @@ from neuroneval.metrics import (
     NeuronEvalWarning,
     budget,
     engine,
+    input_products,
     rank_products,
     score,
     score_grid,
@@ -33,19 +34,22 @@ def params_of(metric: str) -> dict[str, float]:
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Every bounded call cut into blocks of 2 units, chunks of 3 concepts, 1-row feature blocks, 512-element
-    temporaries, one grid point per pass, concept features stored across blocks (the most cuts possible); Spearman's
-    one pass over the inputs (:mod:`neuroneval.metrics.rank_products`) only for unbounded calls, so that the
-    bounded ones take the engine's blocks and the two are compared."""
+    temporaries, one grid point per pass, concept features stored across blocks (the most cuts possible); the passes
+    over the inputs of Spearman, correlation and cosine (:mod:`neuroneval.metrics.rank_products`,
+    :mod:`neuroneval.metrics.input_products`) only for unbounded calls, so that the bounded ones take the engine's
+    blocks and the two are compared."""
     def tiny_plan(metric, budget_bytes, n, n_units, n_concepts, *, unit_room=0):
         if budget_bytes is None:
             return budget.plan(metric, None, n, n_units, n_concepts)
         return budget.ChunkPlan(unit_block=2, concept_chunk=3, work_elements=512, grid_points=1,
                                 store_concepts=True)
 
-    whole_pass_plan = rank_products.pass_plan
+    whole_pass_plan, whole_input_block = rank_products.pass_plan, input_products.input_block_size
     monkeypatch.setattr(engine, "plan", tiny_plan)
     monkeypatch.setattr(rank_products, "pass_plan",
                         lambda budget_bytes, *sizes: whole_pass_plan(None, *sizes) if budget_bytes is None else None)
+    monkeypatch.setattr(input_products, "input_block_size",
+                        lambda budget_bytes, *sizes: whole_input_block(None, *sizes) if budget_bytes is None else None)
 
 
 def _warnings_of(function, *args, **kwargs) -> tuple[np.ndarray | list[np.ndarray], set[str]]:

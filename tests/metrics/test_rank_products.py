@@ -4,16 +4,15 @@ and exact integer arithmetic; where it applies and where the engine's blocks tak
 from __future__ import annotations
 
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest
 from scipy.stats import rankdata, spearmanr
 
-from neuroneval.metrics import NeuronEvalWarning, score, score_pairs, score_units
 from neuroneval.metrics import rank_products as rp
+from neuroneval.metrics import score, score_pairs, score_units
 from neuroneval.metrics.budget import MIN_BUDGET
-from tests.metrics.conftest import make_activations, make_concepts
+from tests.metrics.conftest import make_activations, make_concepts, warning_notes
 
 ZERO_VARIANCE = "spearman: zero-variance vector(s): their correlation is set to 0"
 
@@ -51,19 +50,12 @@ def _scipy(activations: np.ndarray, concepts: np.ndarray) -> np.ndarray:
     return out
 
 
-def _notes(function, *args, **kwargs) -> tuple[np.ndarray, set[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeuronEvalWarning)
-        result = function(*args, **kwargs)
-    return result, {str(w.message) for w in caught if issubclass(w.category, NeuronEvalWarning)}
-
-
 def test_the_pass_equals_scipy_and_the_engines_blocks_with_the_same_notes(pass_calls) -> None:
     rng = np.random.default_rng(0)
     activations, concepts = make_activations(rng, 700), make_concepts(rng, 700)  # float64, constant columns
-    fast, fast_notes = _notes(score, "spearman", activations, concepts)
+    fast, fast_notes = warning_notes(score, "spearman", activations, concepts)
     assert pass_calls == [(activations.shape[1], concepts.shape[1])]
-    blocked, blocked_notes = _notes(score, "spearman", activations, concepts, chunk_size=2)
+    blocked, blocked_notes = warning_notes(score, "spearman", activations, concepts, chunk_size=2)
     assert len(pass_calls) == 1  # a chunk size is the engine's
     np.testing.assert_allclose(fast, _scipy(activations, concepts), rtol=0, atol=1e-12)
     np.testing.assert_allclose(fast, blocked, rtol=0, atol=1e-12)
@@ -72,7 +64,7 @@ def test_the_pass_equals_scipy_and_the_engines_blocks_with_the_same_notes(pass_c
 
 def test_no_note_without_a_constant_column(pass_calls) -> None:
     activations, concepts = _probabilities(np.random.default_rng(1), 400, 5, 4)
-    scores, notes = _notes(score, "spearman", activations, concepts)
+    scores, notes = warning_notes(score, "spearman", activations, concepts)
     assert pass_calls and not notes
     np.testing.assert_allclose(scores, _scipy(activations, concepts), rtol=0, atol=1e-12)
 
@@ -80,7 +72,7 @@ def test_no_note_without_a_constant_column(pass_calls) -> None:
 def test_a_constant_concept_alone_is_noted_and_scores_zero(pass_calls) -> None:
     activations, concepts = _probabilities(np.random.default_rng(2), 300, 4, 3)
     concepts[:, 1] = 0.5
-    scores, notes = _notes(score, "spearman", activations, concepts)
+    scores, notes = warning_notes(score, "spearman", activations, concepts)
     assert pass_calls and notes == {ZERO_VARIANCE}
     assert np.all(scores[:, 1] == 0) and np.all(scores[:, [0, 2]] != 0)
 

@@ -78,8 +78,9 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
     raw values, ranks and noise are computed once for all its passes. Every pair's score depends only on its
     unit and concept, so the cut changes no result beyond float rounding of differently shaped GEMMs.
 
-    A metric with a :attr:`~neuroneval.metrics.registry.MetricSpec.whole_pass` (Spearman) scores the call with it
-    instead, one pass over the inputs, wherever it applies (it returns ``None`` where not).
+    A metric with a :attr:`~neuroneval.metrics.registry.MetricSpec.whole_pass` (Spearman, correlation, cosine)
+    scores the call with it instead, by passes over the inputs, wherever it applies (it returns ``None`` where not;
+    it reads no ``cache``, so cached and fresh calls still give the same bits).
     """
     be = get_backend(device)
     n_units, n_concepts = unit_rows.size, concepts.shape[1]
@@ -88,6 +89,8 @@ def _all_pairs(metric: str, activations: np.ndarray, concepts: np.ndarray, param
         return outs
     whole_pass = get_spec(metric).whole_pass
     if whole_pass is not None and len(params_list) == 1:
+        if cache is not None:
+            cache.view(cache_source, ())  # binds the cache to these activations, or refuses others
         with progress_bar(n_units * n_concepts, metric, enabled=progress) as bar:
             scores = whole_pass(activations, concepts, unit_rows, params_list[0], be.name, notes, bar.update)
         if scores is not None:

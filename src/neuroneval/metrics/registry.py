@@ -21,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from neuroneval.metrics import confusion, correlation, rank_products, ranking, topandrandom, wpmi_mad
+from neuroneval.metrics import (
+    confusion,
+    correlation,
+    input_products,
+    rank_products,
+    ranking,
+    topandrandom,
+    wpmi_mad,
+)
 from neuroneval.metrics.metric_options import (
     COMMON_PARAMS,
     DEFAULTS,
@@ -90,10 +98,11 @@ class MetricSpec:
     components
         For combinations: the metrics whose harmonic mean is taken.
     whole_pass
-        Optional: every (unit, concept) pair of an all-pairs call in one pass over the inputs,
+        Optional: every (unit, concept) pair of an all-pairs call by passes over the inputs,
         ``whole_pass(activations, concepts, unit_rows, params, backend_name, notes, update)`` → (K', C) scores, or
         ``None`` where it does not apply (the engine then cuts unit blocks and concept chunks for :attr:`kernel`);
-        Spearman's (:func:`neuroneval.metrics.rank_products.spearman_all_pairs`).
+        Spearman's (:func:`neuroneval.metrics.rank_products.spearman_all_pairs`), correlation's and cosine's
+        (:mod:`neuroneval.metrics.input_products`).
     """
 
     name: str
@@ -191,7 +200,7 @@ _SPECS = (
           ranking.inverse_auc, "inverse_auc", inverse="auc"),
     _spec("correlation", "continuous", _SIGNED, MetricOptions, "symmetric",
           "Pearson: Σ(a − ā)(c − c̄) / √(Σ(a − ā)² Σ(c − c̄)²)  (000 Eq. 6, Table A.2)",
-          correlation.correlation, "correlation"),
+          correlation.correlation, "correlation", whole_pass=input_products.correlation_all_pairs),
     _spec("correlation_tr", "sampled", _SIGNED, TopAndRandomOptions, "symmetric",
           "Pearson on a top-and-random sample of each unit's inputs  (000 Sec. 4.3, Bills et al. 2023)",
           topandrandom.correlation_tr, "correlation_on"),
@@ -203,7 +212,7 @@ _SPECS = (
           topandrandom.spearman_tr, "spearman_on"),
     _spec("cosine", "continuous", _SIGNED, MetricOptions, "symmetric",
           "a·c / (‖a‖₂ ‖c‖₂)  (000 Eq. A.10)",
-          correlation.cosine, "cosine", affine_invariant=False),
+          correlation.cosine, "cosine", affine_invariant=False, whole_pass=input_products.cosine_all_pairs),
     _spec("wpmi", "continuous", _REAL, WpmiOptions, "simulation",
           "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)",
           wpmi_mad.wpmi, "wpmi"),
