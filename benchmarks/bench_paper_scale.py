@@ -23,7 +23,10 @@ others are pure noise, as in a layer where some units detect a class.
 Per metric (α = 0.005, λ = 1; the library's defaults otherwise):
 
 * ``time_s``: one ``score`` call on all K·C pairs, after an untimed call on a 500 × 4 × 4 slice (lazy imports, and
-  the compiled kernels' load from numba's cache, or their first compilation, are not timed);
+  the compiled kernels' load from numba's cache, or their first compilation, are not timed), with no memory tracer
+  running: the numpy backend's peak comes from a second, untimed call under ``tracemalloc``, whose bookkeeping of
+  every allocation slowed the metrics that allocate many small arrays (Spearman T&R 6.7 s → 11.7 s at the
+  default shape; the tables before 2026-11-28 were timed under it);
 * ``x_gemm``: ``time_s`` over one float32 GEMM ``(n×K)ᵀ(n×C)`` of the same inputs, timed right before the metric
   (the ratio survives the load of a shared machine far better than seconds do);
 * ``peak_gib`` / ``x_input``: peak memory of the call beyond what was allocated before it, over the inputs'
@@ -146,7 +149,8 @@ class RssSampler:
 
 
 def measure(function: Callable[[], Any], device: str | None) -> tuple[float, int, str]:
-    """(seconds, peak bytes beyond the start, how the peak was measured) of one call."""
+    """(seconds, peak bytes beyond the start, how the peak was measured) of one call (numpy: two calls, see the
+    module docstring)."""
     if device is not None and device.startswith("cuda"):
         import torch
 
@@ -157,11 +161,12 @@ def measure(function: Callable[[], Any], device: str | None) -> tuple[float, int
         function()
         torch.cuda.synchronize()
         return time.perf_counter() - started, torch.cuda.max_memory_allocated() - before, "cuda"
-    if device is None:
-        tracemalloc.start()
+    if device is None:  # timed untraced; the peak from a second call (tracemalloc slows allocations)
         started = time.perf_counter()
         function()
         seconds = time.perf_counter() - started
+        tracemalloc.start()
+        function()
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return seconds, peak, "tracemalloc"
