@@ -148,3 +148,17 @@ def test_the_pass_peaks_within_its_budget(metric: str, pass_widths) -> None:
         tracemalloc.stop()
     assert pass_widths[-1] < ip.INPUT_BLOCK  # the budget narrowed the blocks
     assert peak <= MIN_BUDGET, f"{peak / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize("metric", ["correlation", "cosine"])
+def test_progress_counts_every_pair_once(metric: str) -> None:
+    from neuroneval.metrics.edgecases import Notes
+    from neuroneval.metrics.metric_options import MetricOptions, engine_params
+
+    activations, concepts = _probabilities(np.random.default_rng(6), 300, 7, 4)
+    params, _ = engine_params(MetricOptions())
+    whole_pass = ip.correlation_all_pairs if metric == "correlation" else ip.cosine_all_pairs
+    counted: list[int] = []
+    scores = whole_pass(activations, concepts, np.arange(7), params, "numpy", Notes(metric), counted.append)
+    assert counted == [7 * 4]
+    np.testing.assert_allclose(scores, _per_pair(metric, activations, concepts), rtol=0, atol=1e-12)

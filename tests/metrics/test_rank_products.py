@@ -172,3 +172,43 @@ def test_the_pass_peaks_within_its_budget(dtype: type, pass_calls) -> None:
         tracemalloc.stop()
     assert pass_calls[-1][0] < 96  # the budget cut the units into blocks
     assert peak <= MIN_BUDGET, f"{peak / 2**20:.1f} MiB"
+
+
+def test_progress_counts_every_pair_once_per_unit_block(monkeypatch) -> None:
+    from neuroneval.metrics.edgecases import Notes
+    from neuroneval.metrics.metric_options import MetricOptions, engine_params
+
+    activations, concepts = _probabilities(np.random.default_rng(8), 300, 21, 6)
+    monkeypatch.setattr(rp, "pass_plan", lambda *args: rp.PassPlan(unit_block=8, rank_rows=5, input_block=128))
+    params, _ = engine_params(MetricOptions())
+    counted: list[int] = []
+    scores = rp.spearman_all_pairs(activations, concepts, np.arange(21), params, "numpy", Notes("spearman"),
+                                   counted.append)
+    assert counted == [8 * 6, 8 * 6, 5 * 6]
+    np.testing.assert_allclose(scores, _scipy(activations, concepts), rtol=0, atol=1e-12)
+
+
+def test_the_ranking_gets_an_eighth_of_the_budget_in_whole_rows_between_one_and_rank_rows() -> None:
+    n = 1000
+    row = rp.RANK_BYTES * n
+    for rows in (2, 10, rp.RANK_ROWS - 1):
+        assert rp.pass_plan(8 * row * rows, n, 3, 2).rank_rows == rows
+        assert rp.pass_plan(8 * row * rows - 1, n, 3, 2).rank_rows == rows - 1
+    assert rp.pass_plan(8 * row * (rp.RANK_ROWS + 5), n, 3, 2).rank_rows == rp.RANK_ROWS
+    assert rp.pass_plan(200_000, n, 3, 2) == rp.PassPlan(3, 1, n)  # less than one row's eighth: still one row
+
+
+def test_a_unit_ranked_as_its_concept_scores_exactly_one_and_its_negation_minus_one(pass_calls) -> None:
+    """At n = 10, Σ R'² · (1/‖R'‖)² rounds to 1 + 2**-52: the clip to [−1, 1] is what keeps the bounds."""
+    concept = np.linspace(0.0, 1.0, 10, dtype=np.float32)[:, None]
+    scores = score("spearman", np.hstack([concept, -concept]), concept)
+    assert pass_calls == [(2, 1)]
+    assert scores[0, 0] == 1.0 and scores[1, 0] == -1.0
+
+
+def test_from_2_24_inputs_the_engine_ranks(pass_calls) -> None:
+    """Centred ranks are float32-exact half-integers below 2**24 inputs only: one more and the pass steps aside."""
+    n = 2**24 + 1
+    values = (np.arange(n, dtype=np.float32) % 7)[:, None]
+    scores = score("spearman", values, values / 6)
+    assert pass_calls == [] and scores[0, 0] == pytest.approx(1.0, abs=1e-12)
