@@ -162,3 +162,21 @@ def test_progress_counts_every_pair_once(metric: str) -> None:
     scores = whole_pass(activations, concepts, np.arange(7), params, "numpy", Notes(metric), counted.append)
     assert counted == [7 * 4]
     np.testing.assert_allclose(scores, _per_pair(metric, activations, concepts), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "n"), [("correlation", 4), ("cosine", 7)])
+def test_a_unit_equal_to_its_concept_scores_exactly_one_and_its_negation_minus_one(metric, n, pass_widths) -> None:
+    """At these n the unclipped scores of c with c and −c round past 1 and −1 (by 2**-52): the clip to [−1, 1] is
+    what keeps the bounds."""
+    concept = np.linspace(0.0, 1.0, n, dtype=np.float32)[:, None]
+    scores = score(metric, np.hstack([concept, -concept]), concept)
+    assert pass_widths == [n]
+    assert scores[0, 0] == 1.0 and scores[1, 0] == -1.0
+
+
+def test_a_unit_whose_first_value_is_its_largest_is_not_constant(pass_widths) -> None:
+    activations, concepts = _probabilities(np.random.default_rng(7), 200, 3, 2)
+    activations[0] = activations.max(axis=0) + 1.0  # every later value below the first
+    scores, notes = warning_notes(score, "correlation", activations, concepts)
+    assert pass_widths and not notes
+    np.testing.assert_allclose(scores, _per_pair("correlation", activations, concepts), rtol=0, atol=1e-12)

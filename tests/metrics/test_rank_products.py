@@ -212,3 +212,22 @@ def test_from_2_24_inputs_the_engine_ranks(pass_calls) -> None:
     values = (np.arange(n, dtype=np.float32) % 7)[:, None]
     scores = score("spearman", values, values / 6)
     assert pass_calls == [] and scores[0, 0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_float64_values_with_an_odd_number_of_inputs_are_centred_on_n_plus_1_over_2(pass_calls) -> None:
+    """Values that float32 does not hold take numpy's sort; its ranks 1…n are centred on (n + 1)/2, which an odd n
+    tells apart from n/2 + 1/2 only by the exact formula."""
+    rng = np.random.default_rng(9)
+    activations = np.round(rng.standard_normal((701, 4)), 1)  # 0.1 steps: not float32, many ties
+    concepts = np.round(rng.random((701, 3)), 1)
+    scores = score("spearman", activations, concepts)
+    assert pass_calls == [(4, 3)]
+    np.testing.assert_allclose(scores, _scipy(activations, concepts), rtol=0, atol=1e-12)
+
+
+def test_a_pass_plan_is_frozen() -> None:
+    import dataclasses
+
+    plan = rp.pass_plan(None, 100, 3, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.unit_block = 1
