@@ -180,3 +180,16 @@ def test_a_unit_whose_first_value_is_its_largest_is_not_constant(pass_widths) ->
     scores, notes = warning_notes(score, "correlation", activations, concepts)
     assert pass_widths and not notes
     np.testing.assert_allclose(scores, _per_pair("correlation", activations, concepts), rtol=0, atol=1e-12)
+
+
+def test_the_auto_budget_is_the_inputs_float32_size(monkeypatch) -> None:
+    from neuroneval.metrics.budget import budget_bytes
+
+    budgets: list[int | None] = []
+    original = ip.input_block_size
+    monkeypatch.setattr(ip, "input_block_size",
+                        lambda budget, *sizes: budgets.append(budget) or original(budget, *sizes))
+    activations, concepts = _probabilities(np.random.default_rng(8), 300, 7, 3)
+    score("correlation", activations, concepts)
+    score_units("cosine", activations, concepts, [1, 2])
+    assert budgets == [budget_bytes("auto", 300, 7, 3)] * 2

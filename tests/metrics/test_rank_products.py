@@ -210,7 +210,7 @@ def test_from_2_24_inputs_the_engine_ranks(pass_calls) -> None:
     """Centred ranks are float32-exact half-integers below 2**24 inputs only: one more and the pass steps aside."""
     n = 2**24 + 1
     values = (np.arange(n, dtype=np.float32) % 7)[:, None]
-    scores = score("spearman", values, values / 6)
+    scores = score("spearman", values, values / 6, memory_budget="unbounded")  # a budget the pass would fit in
     assert pass_calls == [] and scores[0, 0] == pytest.approx(1.0, abs=1e-12)
 
 
@@ -231,3 +231,27 @@ def test_a_pass_plan_is_frozen() -> None:
     plan = rp.pass_plan(None, 100, 3, 2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.unit_block = 1
+
+
+@pytest.mark.parametrize("row", [0, 5000])
+def test_one_value_that_is_not_0_or_1_anywhere_makes_the_concepts_non_binary(row: int, pass_calls) -> None:
+    """The 0/1 test reads the concepts in blocks of inputs: a fraction in the first block or in a later one counts."""
+    rng = np.random.default_rng(10)
+    activations = rng.standard_normal((2 * rp.BINARY_TEST_ROWS + 100, 2)).astype(np.float32)
+    concepts = (rng.random((activations.shape[0], 2)) < 0.3).astype(np.float32)
+    concepts[row, 1] = 0.5
+    scores = score("spearman", activations, concepts)
+    assert pass_calls == [(2, 2)]
+    np.testing.assert_allclose(scores, _scipy(activations, concepts), rtol=0, atol=1e-12)
+
+
+def test_the_auto_budget_is_the_inputs_float32_size(monkeypatch) -> None:
+    from neuroneval.metrics.budget import budget_bytes
+
+    budgets: list[int | None] = []
+    original = rp.pass_plan
+    monkeypatch.setattr(rp, "pass_plan", lambda budget, *sizes: budgets.append(budget) or original(budget, *sizes))
+    activations, concepts = _probabilities(np.random.default_rng(11), 300, 7, 3)
+    score("spearman", activations, concepts)
+    score_units("spearman", activations, concepts, [1, 2])
+    assert budgets == [budget_bytes("auto", 300, 7, 3)] * 2
