@@ -193,3 +193,23 @@ def test_the_auto_budget_is_the_inputs_float32_size(monkeypatch) -> None:
     score("correlation", activations, concepts)
     score_units("cosine", activations, concepts, [1, 2])
     assert budgets == [budget_bytes("auto", 300, 7, 3)] * 2
+
+
+def test_the_first_units_alone_are_read_as_a_subset(pass_widths) -> None:
+    activations, concepts = _probabilities(np.random.default_rng(9), 400, 7, 3)
+    whole = score("correlation", activations, concepts)
+    first_three = score_units("correlation", activations, concepts, [0, 1, 2])
+    assert pass_widths == [400, 400]
+    np.testing.assert_allclose(first_three, whole[:3], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(("nonzero", "takes_the_pass"), [(20, False), (21, True)])
+def test_concepts_at_most_one_32nd_nonzero_keep_the_sparse_product(nonzero, takes_the_pass, pass_widths) -> None:
+    rng = np.random.default_rng(10)
+    activations = rng.standard_normal((320, 3)).astype(np.float32)
+    concepts = np.zeros((320, 2), dtype=np.float32)  # 640 values: 20 nonzero are exactly 1/32 of them
+    concepts[rng.choice(320, 10, replace=False), 0] = 0.75
+    concepts[rng.choice(320, nonzero - 10, replace=False), 1] = 0.25
+    scores = score("correlation", activations, concepts)
+    assert bool(pass_widths) is takes_the_pass
+    np.testing.assert_allclose(scores, _per_pair("correlation", activations, concepts), rtol=0, atol=1e-12)
