@@ -183,8 +183,10 @@ def test_a_unit_whose_first_value_is_its_largest_is_not_constant(pass_widths) ->
 
 
 def test_the_auto_budget_is_the_inputs_float32_size(monkeypatch) -> None:
+    from neuroneval.metrics import budget
     from neuroneval.metrics.budget import budget_bytes
 
+    monkeypatch.setattr(budget, "AUTO_FLOOR", 0)  # so that the inputs' size is the budget at this size
     budgets: list[int | None] = []
     original = ip.input_block_size
     monkeypatch.setattr(ip, "input_block_size",
@@ -213,3 +215,11 @@ def test_concepts_at_most_one_32nd_nonzero_keep_the_sparse_product(nonzero, take
     scores = score("correlation", activations, concepts)
     assert bool(pass_widths) is takes_the_pass
     np.testing.assert_allclose(scores, _per_pair("correlation", activations, concepts), rtol=0, atol=1e-12)
+
+
+def test_block_stats_are_frozen() -> None:
+    import dataclasses
+
+    stats = ip.BlockStats(np.zeros(2), np.ones(2, dtype=bool))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.sums = np.ones(2)
