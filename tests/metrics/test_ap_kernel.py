@@ -128,16 +128,18 @@ def test_nan_activation_is_rejected_naming_row_and_column(soft_data) -> None:
         score("inverse_auprc", broken, concepts)
 
 
+@pytest.mark.parametrize("n_units", [1, 4, 5])
 @pytest.mark.parametrize("shift", [16, 32])
-def test_kernel_alone_equals_brute_force(shift: int) -> None:
+def test_kernel_alone_equals_brute_force(shift: int, n_units: int) -> None:
     """|y|·AP = Σ_{y_i} TP(a ≥ a_i)/N(a ≥ a_i) counted by brute force over all inputs, from the kernel's rank keys
-    (packed uint32 and int64) and positives given dense or as a CSR."""
+    (packed uint32 and int64) and positives given dense or as a CSR; units walk in twos, so an odd count (the last
+    unit alone in its step) and a single unit are checked too."""
     rng = np.random.default_rng(7)
     n, n_labels = 300, 5
-    values = np.round(rng.standard_normal((4, n)), 0)
+    values = np.round(rng.standard_normal((n_units, n)), 0)
     bits = rng.random((n_labels, n)) < 0.2
     bits[3] = False
-    keys = np.empty((4, n), dtype=np.uint32 if shift == 16 else np.int64)
+    keys = np.empty((n_units, n), dtype=np.uint32 if shift == 16 else np.int64)
     order = np.argsort(values, axis=1)
     _rank_keys(np.take_along_axis(values, order, axis=1), order, shift, keys)
     indptr, indices = positives_by_label(sparse.csr_matrix(bits.astype(float)))
@@ -145,7 +147,8 @@ def test_kernel_alone_equals_brute_force(shift: int) -> None:
     np.testing.assert_array_equal(indptr, dense_indptr)
     np.testing.assert_array_equal(indices, dense_indices)
     got = _ap_sums(keys, shift, indptr, indices)
-    for k in range(4):
+    assert got.shape == (n_units, n_labels)
+    for k in range(n_units):
         at_least = values[k][None, :] >= values[k][:, None]  # at_least[i, j]: a_j ≥ a_i
         np.testing.assert_array_equal(keys[k].astype(np.int64) >> shift, at_least.sum(axis=1))
         for t in range(n_labels):

@@ -143,14 +143,17 @@ def test_pass_plan_holds_what_the_docstring_counts() -> None:
     assert rp.pass_plan(None, n, n_units, n_concepts) == rp.PassPlan(n_units, rp.RANK_ROWS, rp.INPUT_BLOCK)
     assert rp.pass_plan(None, 100, 3, 2).input_block == 100
     budget = MIN_BUDGET
-    plan = rp.pass_plan(budget, n, n_units, n_concepts)
-    width = rp.INPUT_BLOCK
-    assert plan.rank_rows == budget // 8 // (rp.RANK_BYTES * n)
-    held = (4 * n * n_concepts + 8 * width * n_concepts + rp.RANK_BYTES * plan.rank_rows * n
-            + plan.unit_block * (4 * n + 8 * width + 16 * n_concepts))
-    assert held <= budget < held + 4 * n + 8 * width + 16 * n_concepts  # the largest block that fits
+    for inputs, ranked_rows in ((n, 1), (2_000, 16)):  # one ranked row at a time, and several
+        width = min(inputs, rp.INPUT_BLOCK)
+        plan = rp.pass_plan(budget, inputs, n_units, n_concepts)
+        assert plan.rank_rows == budget // 8 // (rp.RANK_BYTES * inputs) == ranked_rows
+        held = (4 * inputs * n_concepts + 8 * width * n_concepts + rp.RANK_BYTES * plan.rank_rows * inputs
+                + plan.unit_block * (4 * inputs + 8 * width + 16 * n_concepts))
+        assert plan.unit_block < n_units  # the budget binds
+        assert held <= budget < held + 4 * inputs + 8 * width + 16 * n_concepts  # the largest block that fits
     assert rp.pass_plan(budget, n, 5, n_concepts).unit_block == 5  # never more units than asked for
     assert rp.pass_plan(budget, 200_000, n_units, n_concepts) is None  # the concepts' ranks alone exceed it
+    width = rp.INPUT_BLOCK
     room_for_15 = (4 * n * n_concepts + 8 * width * n_concepts + rp.RANK_BYTES * n
                    + 15 * (4 * n + 8 * width + 16 * n_concepts))
     assert rp.pass_plan(room_for_15, n, n_units, n_concepts) is None  # fewer than MIN_UNIT_BLOCK units fit

@@ -67,10 +67,33 @@ def _rank_keys(sorted_values: np.ndarray, order: np.ndarray, shift: int, keys: n
             keys[unit, order[unit, place]] = ((n - first) << shift) | (n - 1 - place)
 
 
+@numba.njit(cache=True, inline="always", fastmath={"reassoc", "nsz"})
+def _marked_sum(marks: np.ndarray, before: np.ndarray, counts: np.ndarray, m: int) -> float:  # pragma: no cover
+    """Steps 2 and 3 for one (unit, label) pair whose ``m`` positives are marked in ``marks`` and whose counts
+    ``N_i`` are ``counts[:m]``: ``Σ_i TP(a ≥ a_i)/N_i``. Clears ``marks`` for the next label."""
+    running = 0
+    for word in range(marks.size):
+        before[word] = running
+        running += _popcount(marks[word])
+    total = 0.0
+    for offset in range(m):
+        count = counts[offset]
+        word = count >> 6
+        below = marks[word] & ((np.uint64(1) << np.uint64(count & 63)) - np.uint64(1))
+        total += (before[word] + _popcount(below)) / count
+    marks[:] = 0
+    return total
+
+
 @numba.njit(parallel=True, cache=True, fastmath={"reassoc", "nsz"})
 def _ap_sums(keys: np.ndarray, shift: int, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:  # pragma: no cover
     """``|y|·AP`` of every (unit row of ``keys``, label) pair: (S, L) float64. Label ``t``'s positives are the inputs
-    ``indices[indptr[t]:indptr[t + 1]]`` (a CSR by label); see the module docstring for the three steps."""
+    ``indices[indptr[t]:indptr[t + 1]]`` (a CSR by label); see the module docstring for the three steps.
+
+    Units go in twos: each positive's input is read once for both units of a step, whose keys and bitmaps are marked
+    in the same loop (≈ 15 % fewer cycles per event than one unit at a time). An odd last unit is both units of
+    its step (the same sum written twice).
+    """
     n_units, n = keys.shape
     n_labels = indptr.size - 1
     out = np.zeros((n_units, n_labels))
@@ -79,32 +102,31 @@ def _ap_sums(keys: np.ndarray, shift: int, indptr: np.ndarray, indices: np.ndarr
     widest = 0
     for label in range(n_labels):
         widest = max(widest, indptr[label + 1] - indptr[label])
-    for unit in numba.prange(n_units):
-        marks = np.zeros(words, np.uint64)
+    for step in numba.prange((n_units + 1) // 2):
+        first_unit = 2 * step
+        second_unit = min(first_unit + 1, n_units - 1)
+        first_marks = np.zeros(words, np.uint64)
+        second_marks = np.zeros(words, np.uint64)
         before = np.zeros(words, np.int64)
-        counts = np.empty(widest, np.int64)
-        unit_keys = keys[unit]
+        first_counts = np.empty(widest, np.int64)
+        second_counts = np.empty(widest, np.int64)
+        first_keys, second_keys = keys[first_unit], keys[second_unit]
         for label in range(n_labels):
-            first, stop = indptr[label], indptr[label + 1]
-            if stop == first:
+            start, stop = indptr[label], indptr[label + 1]
+            if stop == start:
                 continue
-            for offset in range(stop - first):
-                key = np.int64(unit_keys[indices[first + offset]])
-                counts[offset] = key >> shift
+            for offset in range(stop - start):
+                position = indices[start + offset]
+                key = np.int64(first_keys[position])
+                first_counts[offset] = key >> shift
                 place = key & place_mask
-                marks[place >> 6] |= np.uint64(1) << np.uint64(place & 63)
-            running = 0
-            for word in range(words):
-                before[word] = running
-                running += _popcount(marks[word])
-            total = 0.0
-            for offset in range(stop - first):
-                count = counts[offset]
-                word = count >> 6
-                below = marks[word] & ((np.uint64(1) << np.uint64(count & 63)) - np.uint64(1))
-                total += (before[word] + _popcount(below)) / count
-            marks[:] = 0
-            out[unit, label] = total
+                first_marks[place >> 6] |= np.uint64(1) << np.uint64(place & 63)
+                key = np.int64(second_keys[position])
+                second_counts[offset] = key >> shift
+                place = key & place_mask
+                second_marks[place >> 6] |= np.uint64(1) << np.uint64(place & 63)
+            out[first_unit, label] = _marked_sum(first_marks, before, first_counts, stop - start)
+            out[second_unit, label] = _marked_sum(second_marks, before, second_counts, stop - start)
     return out
 
 
@@ -113,7 +135,10 @@ def rank_keys(ctx: Context) -> tuple[np.ndarray, int]:
     int64) and their shift, shared like the units' other features.
 
     Reuses the units' kept sort (:func:`neuroneval.metrics.features.unit_sorted`) when a FeatureCache keeps
-    features; otherwise sorts blocks of units so that the sort's transients stay within ``work_elements``.
+    features; otherwise one compiled radix sort per unit (:func:`neuroneval.metrics.rank_kernels.rank_keys_of_rows`,
+    transients of four rows per thread) where every value is exactly float32, else the backend's sort of blocks of
+    units whose transients stay within ``work_elements``. Tied inputs may take their places in another order on each
+    path; the sums do not depend on it (tied positives share ``N_i``).
     """
     def compute() -> tuple[np.ndarray, int]:
         be, values = ctx.be, ctx.unit_values()
@@ -123,6 +148,9 @@ def rank_keys(ctx: Context) -> tuple[np.ndarray, int]:
         if ctx.keeps_features():
             _rank_keys(*unit_sorted(ctx), shift, keys)
             return keys, shift
+        compiled = rank_keys_of_rows(be.to_numpy(values), shift)
+        if compiled is not None:
+            return compiled, shift
         step = max(1, ctx.work_elements // (ROW_BLOCK_ELEMENTS * max(1, n)))
         for first in range(0, n_units, step):
             rows = slice(first, min(n_units, first + step))
