@@ -106,7 +106,8 @@ def evaluate_metric(
     validation meta-AUPRC wins (:func:`~neuroneval.grid_choice.first_best_index`), so ``0.9999999999999999`` and
     ``1.0`` tie. A grid whose points all tie gets ``grid_tied = True`` and a
     :class:`~neuroneval.metrics.unit_checks.TiedGridWarning` (:func:`warn_tied_grid`). WPMI is linear in λ, so
-    the λ grid costs one extra evaluation (see :func:`_scores_on_grid`).
+    the λ grid costs one extra evaluation (see :func:`_scores_on_grid`); a user metric that takes λ is scored at every
+    grid point.
     ``options`` (``ties``, ``seed``, ...; shared by the metrics, each taking the fields it has,
     :meth:`~neuroneval.metrics.MetricSpec.options_from`) hold in every evaluation, the grid setting α/λ; ``cache``
     shares the units' prepared features with the other metrics scored on the same activations. With ``n_boot > 0``
@@ -175,9 +176,10 @@ def _scores_on_grid(
     """Scores (len(units), C) at each grid point, from one :func:`neuroneval.metrics.score_grid` pass.
 
     WPMI is linear in λ, ``s(λ) = s(0) − λ·(s(0) − s(1))``, and its slope ``s(0) − s(1) = log mean(c_t)``
-    (000 Eq. A.9) does not depend on α: λ = 0 is scored at every α and λ = 1 at the first α only.
+    (000 Eq. A.11) does not depend on α (:attr:`~neuroneval.metrics.MetricSpec.linear_in_lam`): λ = 0 is scored at
+    every α and λ = 1 at the first α only. Any other metric is scored at every point of the grid.
     """
-    if not any("lam" in point for point in grid):
+    if not get_spec(metric).linear_in_lam or not any("lam" in point for point in grid):
         return score_grid(metric, activations, concepts, units, grid, cache=cache, progress=progress, options=options)
     alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
     at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]

@@ -103,6 +103,11 @@ class MetricSpec:
         ``None`` where it does not apply (the engine then cuts unit blocks and concept chunks for :attr:`kernel`);
         Spearman's (:func:`neuroneval.metrics.rank_products.spearman_all_pairs`), correlation's and cosine's
         (:mod:`neuroneval.metrics.input_products`).
+    linear_in_lam
+        Whether the score is linear in λ with a slope free of α, ``s(α, λ) = s(α, 0) − λ·(s(α₀, 0) − s(α₀, 1))``
+        for any α₀: WPMI's, whose slope is ``log mean(c_t)`` (000 Eq. A.11). The α/λ search then scores the λ grid
+        from λ = 0 at each α plus one λ = 1 call (:func:`neuroneval.meta.search.evaluate_metric`); any other metric
+        that takes λ (a user metric) is scored at every grid point.
     """
 
     name: str
@@ -118,6 +123,7 @@ class MetricSpec:
     affine_invariant: bool = True
     components: tuple[str, ...] = field(default=())
     whole_pass: Callable[..., np.ndarray | None] | None = None
+    linear_in_lam: bool = False
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -215,7 +221,7 @@ _SPECS = (
           correlation.cosine, "cosine", affine_invariant=False, whole_pass=input_products.cosine_all_pairs),
     _spec("wpmi", "continuous", _REAL, WpmiOptions, "simulation",
           "mean over B(a) of log max(c, 1e-8) − λ·log mean(c)  (000 Eq. A.11, mean instead of sum)",
-          wpmi_mad.wpmi, "wpmi"),
+          wpmi_mad.wpmi, "wpmi", linear_in_lam=True),
     _spec("mad", "continuous", _REAL, MetricOptions, "classification",
           "mean of a over B(c) − mean of a over not B(c)  (000 Eq. 7, Table A.2)",
           wpmi_mad.mad, "mad", affine_invariant=False),
