@@ -12,7 +12,7 @@ import pytest
 
 from neuroneval.grid_choice import first_best_index
 from neuroneval.meta import evaluate_metric, meta_auprc, split_units
-from neuroneval.meta.search import _scores_on_grid, hyperparameter_grid
+from neuroneval.meta.search import MetaResult, _scores_on_grid, hyperparameter_grid
 from neuroneval.metrics import get_spec, score
 from neuroneval.metrics.unit_checks import TiedGridWarning
 from neuroneval.metrics.user import user_metric
@@ -125,6 +125,14 @@ def test_no_interval_without_resamples_and_the_default_resampling_seed_is_zero()
     assert (default_seed.ci_low, default_seed.ci_high) == (seed_zero.ci_low, seed_zero.ci_high)
     assert (seed_one.ci_low, seed_one.ci_high) != (seed_zero.ci_low, seed_zero.ci_high)
     assert default_seed.ci_low <= default_seed.test_auprc <= default_seed.ci_high
+    with pytest.raises(ValueError, match="f1: n_boot must be >= 0"):
+        evaluate_metric("f1", activations, concepts, truth, n_boot=-1, **common)
+
+
+def test_a_meta_result_states_no_interval_and_no_tie_unless_told() -> None:
+    result = MetaResult("auc", {}, 0.5, 0.6, 3, 4)
+    assert np.isnan(result.ci_low) and np.isnan(result.ci_high) and np.isnan(result.test_top1)
+    assert result.grid_tied is False
 
 
 def test_a_meta_result_is_frozen() -> None:
@@ -163,3 +171,43 @@ def test_the_grid_takes_its_options_by_keyword_only() -> None:
         {"alpha": 0.1, "lam": 0.0}, {"alpha": 0.1, "lam": 1.0}]
     with pytest.raises(TypeError):
         hyperparameter_grid("wpmi", [0.1], [0.0])  # type: ignore[misc]
+
+
+def test_a_two_point_grid_is_searched_and_its_second_point_can_win() -> None:
+    activations, concepts, truth = _world()
+    val_units, test_units = np.array([0, 3, 5]), np.array([1, 2, 4, 6, 7])
+    _, _, best, _ = _brute_force("iou", activations, concepts, truth, val_units, test_units, _points("iou"))
+    two = [ALPHAS[0], ALPHAS[best]]  # the first point loses to the best of three
+    result = evaluate_metric("iou", activations, concepts, truth, val_units=val_units, test_units=test_units,
+                             alpha_grid=two, lam_grid=[0.0])
+    assert dict(result.params) == {"alpha": ALPHAS[best]}
+
+
+def test_wpmi_scores_lambda_0_at_every_alpha_and_lambda_1_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The λ grid of WPMI costs one extra evaluation (its score is linear in λ); a user metric with λ is scored at
+    every (α, λ) point."""
+    import neuroneval.meta.search as search
+
+    scored: list[list[dict[str, float]]] = []
+    real = search.score_grid
+
+    def recording(metric, activations, concepts, units, grid, **kwargs):
+        scored.append([dict(point) for point in grid])
+        return real(metric, activations, concepts, units, grid, **kwargs)
+
+    monkeypatch.setattr(search, "score_grid", recording)
+    activations, concepts, _ = _world()
+    units = np.array([0, 2])
+    for metric, expected in (("wpmi", [*({"alpha": a, "lam": 0.0} for a in ALPHAS), {"alpha": ALPHAS[0], "lam": 1.0}]),
+                             ("tests.meta.test_search_grid:curved_in_lam", _points("tests.meta.test_search_grid:"
+                                                                                   "curved_in_lam"))):
+        scored.clear()
+        _scores_on_grid(metric, activations, concepts, units, _points(metric), get_spec(metric).options())
+        assert scored == [expected]
+
+
+def test_the_search_takes_its_units_and_grids_by_keyword_only() -> None:
+    activations, concepts, truth = _world()
+    with pytest.raises(TypeError):
+        evaluate_metric("iou", activations, concepts, truth, np.array([0, 3]), np.array([1, 2]),  # type: ignore[misc]
+                        alpha_grid=[0.05], lam_grid=[0.0])

@@ -115,6 +115,8 @@ def evaluate_metric(
     fixed).
     ``progress`` shows the engine's bar for scoring calls that run longer than 2 s.
     """
+    if n_boot < 0:
+        raise ValueError(f"{metric}: n_boot must be >= 0 (0: no interval), got {n_boot}")
     spec = get_spec(metric)
     higher = spec.higher_is_better
     fixed = spec.options_from(MetricOptions() if options is None else options)
