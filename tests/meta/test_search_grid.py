@@ -161,6 +161,8 @@ def test_a_tied_grid_warns_at_the_caller_naming_the_first_point() -> None:
 def test_the_split_defaults_to_one_validation_unit_and_refuses_fractions_outside_0_1() -> None:
     val, test = split_units(10, val_fraction=0.05, seed=0)  # round(0.5) = 0 → the floor of one unit
     assert val.size == 1 and test.size == 9
+    with pytest.raises(TypeError):
+        split_units(10, 0.05, 0)  # type: ignore[misc]
     for fraction in (-0.5, 0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match="val_fraction must lie in"):
             split_units(10, val_fraction=fraction, seed=0)
@@ -211,3 +213,13 @@ def test_the_search_takes_its_units_and_grids_by_keyword_only() -> None:
     with pytest.raises(TypeError):
         evaluate_metric("iou", activations, concepts, truth, np.array([0, 3]), np.array([1, 2]),  # type: ignore[misc]
                         alpha_grid=[0.05], lam_grid=[0.0])
+
+
+def test_wpmi_points_without_alpha_take_the_default_alpha() -> None:
+    activations, concepts, _ = _world()
+    units = np.array([1, 4])
+    points = [{"lam": lam} for lam in LAMS]
+    got = _scores_on_grid("wpmi", activations, concepts, units, points, get_spec("wpmi").options())
+    for point, scores in zip(points, got, strict=True):
+        np.testing.assert_allclose(scores, score("wpmi", activations, concepts, **point)[units], rtol=1e-12,
+                                   atol=1e-12)

@@ -183,15 +183,15 @@ def _scores_on_grid(
     """
     if not get_spec(metric).linear_in_lam or not any("lam" in point for point in grid):
         return score_grid(metric, activations, concepts, units, grid, cache=cache, progress=progress, options=options)
-    alphas = sorted({point["alpha"] for point in grid if "alpha" in point})
-    at_zero = [{"alpha": alpha, "lam": 0.0} for alpha in alphas] if alphas else [{"lam": 0.0}]
+
+    def without_lam(point: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+        return tuple(sorted((name, value) for name, value in point.items() if name != "lam"))
+
+    bases = list(dict.fromkeys(without_lam(point) for point in grid))  # the α values, in grid order
+    at_zero = [{**dict(base), "lam": 0.0} for base in bases]
     # s(0) − s(1) = log mean(c_t) involves no α, so λ = 1 is scored at one α only.
     ends = [*at_zero, {**at_zero[0], "lam": 1.0}]
     scored = score_grid(metric, activations, concepts, units, ends, cache=cache, progress=progress, options=options)
     slope = scored[0] - scored[-1]
-    at = {tuple(sorted(point.items())): scores for point, scores in zip(at_zero, scored, strict=False)}
-    out = []
-    for point in grid:
-        base = {name: value for name, value in point.items() if name != "lam"}
-        out.append(at[tuple(sorted({**base, "lam": 0.0}.items()))] - point["lam"] * slope)
-    return out
+    at = dict(zip(bases, scored, strict=False))
+    return [at[without_lam(point)] - point["lam"] * slope for point in grid]
