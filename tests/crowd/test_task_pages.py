@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from neuroneval.crowd import encode_png, render_batch_html
 from neuroneval.crowd.task_pages import RATER_PATTERN
@@ -23,6 +25,39 @@ def test_png_encoder_round_trips():
     np.testing.assert_array_equal(raw[:, 1:].reshape(5, 7, 3), image)
     with pytest.raises(ValueError, match="uint8"):
         encode_png(image.astype(float))
+
+
+@pytest.mark.parametrize(("shape", "mode"), [((5, 7), "L"), ((5, 7, 1), "L"), ((4, 6, 3), "RGB"), ((3, 2, 4), "RGBA"),
+                                             ((1, 1), "L")])
+def test_pillow_decodes_every_image_kind_to_its_pixels(shape: tuple[int, ...], mode: str) -> None:
+    """Pillow (an independent PNG decoder, which checks the header, CRCs and zlib stream) reads back the pixels,
+    the mode (grey, RGB, RGBA) and the size of each kind of image."""
+    image = np.random.default_rng(sum(shape)).integers(0, 256, shape, dtype=np.uint8)
+    decoded = Image.open(io.BytesIO(encode_png(image)))
+    decoded.load()
+    assert decoded.mode == mode and decoded.size == (shape[1], shape[0])
+    np.testing.assert_array_equal(np.asarray(decoded), image.reshape(shape[0], shape[1], -1).squeeze(-1)
+                                  if mode == "L" else image)
+
+
+@pytest.mark.parametrize("image", [np.zeros(4, np.uint8), np.zeros((2, 3, 3, 1), np.uint8), np.zeros((2, 3, 2), np.uint8),
+                                   np.zeros((2, 3, 5), np.uint8), np.zeros((0, 3, 3), np.uint8),
+                                   np.zeros((3, 0), np.uint8)])
+def test_images_of_other_shapes_are_refused_naming_the_shape(image: np.ndarray) -> None:
+    with pytest.raises(ValueError, match=rf"got shape \({image.shape[0]},"):
+        encode_png(image)
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint16, np.float32])
+def test_images_of_other_types_are_refused_naming_the_type(dtype: type) -> None:
+    with pytest.raises(ValueError, match=f"uint8 arrays, got {np.dtype(dtype)}"):
+        encode_png(np.zeros((2, 2), dtype=dtype))
+
+
+def test_a_page_takes_its_options_by_keyword_only() -> None:
+    tasks = pd.DataFrame({"task": ["t0"], "explanation": ["grass"], "input_1": [3]})
+    with pytest.raises(TypeError):
+        render_batch_html(tasks, {3: "x"})  # type: ignore[misc]
 
 
 def test_a_page_shows_each_task_once_with_escaped_text():
