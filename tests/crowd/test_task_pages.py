@@ -40,12 +40,10 @@ def test_pillow_decodes_every_image_kind_to_its_pixels(shape: tuple[int, ...], m
                                   if mode == "L" else image)
 
 
-@pytest.mark.parametrize("image", [np.zeros(4, np.uint8), np.zeros((2, 3, 3, 1), np.uint8), np.zeros((2, 3, 2), np.uint8),
-                                   np.zeros((2, 3, 5), np.uint8), np.zeros((0, 3, 3), np.uint8),
-                                   np.zeros((3, 0), np.uint8)])
-def test_images_of_other_shapes_are_refused_naming_the_shape(image: np.ndarray) -> None:
-    with pytest.raises(ValueError, match=rf"got shape \({image.shape[0]},"):
-        encode_png(image)
+@pytest.mark.parametrize("shape", [(4,), (2, 3, 3, 1), (2, 3, 2), (2, 3, 5), (0, 3, 3), (3, 0)])
+def test_images_of_other_shapes_are_refused_naming_the_shape(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match=rf"got shape \({shape[0]},"):
+        encode_png(np.zeros(shape, dtype=np.uint8))
 
 
 @pytest.mark.parametrize("dtype", [bool, np.int8, np.uint16, np.float32])
