@@ -98,6 +98,36 @@ def test_aggregation_errors():
         simulate_ratings(np.array([0.5]), 1, np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("positives", [-1, -0.5, 1.7, 3])
+def test_counts_must_be_whole_and_within_the_ratings(positives: float) -> None:
+    with pytest.raises(ValueError, match="whole numbers between 0 and the number of ratings"):
+        average_rating(np.array([positives]), 2)
+
+
+@pytest.mark.parametrize("prior", [-0.1, 0.0, 1.0, 1.2, np.nan])
+def test_a_prior_outside_0_1_is_refused(prior: float) -> None:
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        bayes_posterior(np.array([1]), 2, prior)
+
+
+@pytest.mark.parametrize("clip", [(0.0, 0.5), (0.2, 0.1), (0.1, 1.0), (0.1, 1.5)])
+def test_a_prior_clip_outside_0_1_is_refused(clip: tuple[float, float]) -> None:
+    with pytest.raises(ValueError, match="0 < low <= high < 1"):
+        pseudo_label_prior(np.array([0.5]), clip)
+
+
+def test_methods_are_matched_by_value_and_unknown_ones_refused() -> None:
+    positives, pseudo = np.array([0, 1, 3]), np.array([0.2, 0.5, 0.9])
+    built = "".join(["bayes_", "pseudo"])  # equal to the name, but not the same string object
+    np.testing.assert_array_equal(aggregate(built, positives, 3, pseudo_labels=pseudo),
+                                  aggregate("bayes_pseudo", positives, 3, pseudo_labels=pseudo))
+    for unknown in ("Average", "aardvark", "bayes"):  # sort before or after the known names
+        with pytest.raises(ValueError, match="unknown aggregation"):
+            aggregate(unknown, positives, 3)
+    with pytest.raises(TypeError):
+        bayes_posterior(positives, 3, 0.5, 0.1)  # type: ignore[misc]  # rater_error is keyword-only
+
+
 def test_rce_closed_form():
     truth = np.array([0.2, -0.4, 0.5])
     estimates = np.array([[0.1, 0.3], [-0.4, -0.2], [0.5, 1.0]])

@@ -18,6 +18,9 @@ def test_png_encoder_round_trips():
     image = np.random.default_rng(0).integers(0, 256, (5, 7, 3), dtype=np.uint8)
     data = encode_png(image)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    # IHDR (PNG spec 11.2.2): width 7, height 5, bit depth 8, colour type 2 (truecolour), then compression method,
+    # filter method and interlace method, each 0 (the only compression and filter methods the spec defines)
+    assert data[12:16] == b"IHDR" and data[16:29] == bytes([0, 0, 0, 7, 0, 0, 0, 5, 8, 2, 0, 0, 0])
     length = int.from_bytes(data[33:37], "big")
     assert data[37:41] == b"IDAT"
     raw = np.frombuffer(zlib.decompress(data[41 : 41 + length]), dtype=np.uint8).reshape(5, 1 + 7 * 3)
