@@ -110,10 +110,21 @@ def test_a_prior_outside_0_1_is_refused(prior: float) -> None:
         bayes_posterior(np.array([1]), 2, prior)
 
 
-@pytest.mark.parametrize("clip", [(0.0, 0.5), (0.2, 0.1), (0.1, 1.0), (0.1, 1.5)])
+@pytest.mark.parametrize("clip", [(-0.1, 0.5), (0.0, 0.5), (0.2, 0.1), (0.1, 1.0), (0.1, 1.5)])
 def test_a_prior_clip_outside_0_1_is_refused(clip: tuple[float, float]) -> None:
     with pytest.raises(ValueError, match="0 < low <= high < 1"):
         pseudo_label_prior(np.array([0.5]), clip)
+
+
+def test_a_prior_clip_may_be_one_point() -> None:
+    point = 0.3
+    np.testing.assert_array_equal(pseudo_label_prior(np.array([0.0, 0.3, 1.0]), (point, point)), [0.3, 0.3, 0.3])
+
+
+@pytest.mark.parametrize("rater_error", [-0.1, 1.0, 1.5])
+def test_a_rater_error_outside_0_1_is_refused(rater_error: float) -> None:
+    with pytest.raises(ValueError, match=r"rater_error must be in \[0, 1\)"):
+        bayes_posterior(np.array([1]), 2, 0.5, rater_error=rater_error)
 
 
 def test_methods_are_matched_by_value_and_unknown_ones_refused() -> None:
