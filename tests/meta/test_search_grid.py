@@ -125,6 +125,8 @@ def test_no_interval_without_resamples_and_the_default_resampling_seed_is_zero()
     assert (default_seed.ci_low, default_seed.ci_high) == (seed_zero.ci_low, seed_zero.ci_high)
     assert (seed_one.ci_low, seed_one.ci_high) != (seed_zero.ci_low, seed_zero.ci_high)
     assert default_seed.ci_low <= default_seed.test_auprc <= default_seed.ci_high
+    one = evaluate_metric("f1", activations, concepts, truth, n_boot=1, **common)  # one resample: a point "interval"
+    assert np.isfinite(one.ci_low) and one.ci_low == one.ci_high
     with pytest.raises(ValueError, match="f1: n_boot must be >= 0"):
         evaluate_metric("f1", activations, concepts, truth, n_boot=-1, **common)
 
@@ -161,6 +163,10 @@ def test_a_tied_grid_warns_at_the_caller_naming_the_first_point() -> None:
 def test_the_split_defaults_to_one_validation_unit_and_refuses_fractions_outside_0_1() -> None:
     val, test = split_units(10, val_fraction=0.05, seed=0)  # round(0.5) = 0 → the floor of one unit
     assert val.size == 1 and test.size == 9
+    val, test = split_units(2, val_fraction=0.5, seed=0)  # the fewest units a split takes: one each
+    assert sorted([*val, *test]) == [0, 1] and val.size == test.size == 1
+    with pytest.raises(ValueError, match="at least 2 units"):
+        split_units(1, val_fraction=0.5, seed=0)
     with pytest.raises(TypeError):
         split_units(10, 0.05, 0)  # type: ignore[misc]
     for fraction in (-0.5, 0.0, 1.0, 1.5):
