@@ -98,7 +98,7 @@ def test_aggregation_errors():
         simulate_ratings(np.array([0.5]), 1, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("positives", [-1, -0.5, 1.7, 3])
+@pytest.mark.parametrize("positives", [-1, -0.5, 1.3, 1.7, 3])
 def test_counts_must_be_whole_and_within_the_ratings(positives: float) -> None:
     with pytest.raises(ValueError, match="whole numbers between 0 and the number of ratings"):
         average_rating(np.array([positives]), 2)
@@ -129,14 +129,24 @@ def test_a_rater_error_outside_0_1_is_refused(rater_error: float) -> None:
 
 def test_methods_are_matched_by_value_and_unknown_ones_refused() -> None:
     positives, pseudo = np.array([0, 1, 3]), np.array([0.2, 0.5, 0.9])
-    built = "".join(["bayes_", "pseudo"])  # equal to the name, but not the same string object
-    np.testing.assert_array_equal(aggregate(built, positives, 3, pseudo_labels=pseudo),
-                                  aggregate("bayes_pseudo", positives, 3, pseudo_labels=pseudo))
+    for method in ("average", "majority", "bayes_uniform", "bayes_pseudo"):
+        built = "".join(list(method))  # equal to the name, but not the same string object
+        np.testing.assert_array_equal(aggregate(built, positives, 3, pseudo_labels=pseudo),
+                                      aggregate(method, positives, 3, pseudo_labels=pseudo))
     for unknown in ("Average", "aardvark", "bayes"):  # sort before or after the known names
         with pytest.raises(ValueError, match="unknown aggregation"):
             aggregate(unknown, positives, 3)
     with pytest.raises(TypeError):
         bayes_posterior(positives, 3, 0.5, 0.1)  # type: ignore[misc]  # rater_error is keyword-only
+    with pytest.raises(TypeError):
+        aggregate("bayes_uniform", positives, 3, 0.1)  # type: ignore[misc]  # so are the options of aggregate
+
+
+def test_majority_is_more_than_half_of_the_ratings() -> None:
+    """2α > m against a direct count for every α ≤ m ≤ 9 (ties, e.g. 3 of 6, are 0)."""
+    for m in range(1, 10):
+        alpha = np.arange(m + 1)
+        np.testing.assert_array_equal(majority_vote(alpha, m), [1.0 if a > m - a else 0.0 for a in alpha])
 
 
 def test_rce_closed_form():
