@@ -77,6 +77,57 @@ def test_draws_follow_q():
     assert stats.chi2.sf(chi2, df=3) > 1e-4
 
 
+class FixedUniforms:
+    """Stands in for a generator: ``random(shape)`` repeats the given uniforms."""
+
+    def __init__(self, values: list[float]) -> None:
+        self.values = np.asarray(values, dtype=np.float64)
+
+    def random(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.resize(self.values, shape)
+
+
+def test_draws_at_the_ends_of_0_1_pick_inputs_of_positive_probability():
+    """u = 0 draws a column's first input of positive probability and u just below 1 its last (where u + k rounds
+    up to k + 1 in the vectorised search); inputs of probability 0 at either end are never drawn."""
+    q = np.array([[0.0, 0.5, 0.2], [0.5, 0.5, 0.2], [0.5, 0.0, 0.2], [0.0, 0.0, 0.4]])
+    below_one = np.nextafter(1.0, 0.0)
+    draws = draw_indices(q, 3, [FixedUniforms([0.0, 0.5, below_one])] * 3)
+    np.testing.assert_array_equal(draws, [[1, 2, 2], [0, 1, 1], [0, 2, 3]])  # u = 0.5 is past a CDF step at 0.5
+    assert np.all(np.take_along_axis(q.T, draws, axis=1) > 0)
+
+
+def test_generators_must_match_the_columns_of_q():
+    q = np.full((5, 300), 0.2)
+    draws = draw_indices(q, 2, [np.random.default_rng(seed) for seed in range(300)])
+    assert draws.shape == (300, 2) and draws.min() >= 0 and draws.max() <= 4
+    for count in (2, 4):
+        with pytest.raises(ValueError, match=f"got {count} generators for 3 columns"):
+            draw_indices(q[:, :3], 2, [np.random.default_rng(seed) for seed in range(count)])
+
+
+def test_q_must_be_finite_and_non_negative():
+    for q in (np.array([0.5, -0.1, 0.6]), np.array([0.5, np.nan, 0.5]), np.array([0.5, np.inf, 0.5])):
+        with pytest.raises(ValueError, match="finite and non-negative"):
+            draw_indices(q, 2, np.random.default_rng(0))
+
+
+def test_distribution_arguments_are_checked():
+    for epsilon in (0.0, -0.5):
+        with pytest.raises(ValueError, match="epsilon must be > 0"):
+            sampling_distribution("activation", np.arange(3.0), epsilon=epsilon)
+    with pytest.raises(ValueError, match="non-empty"):
+        sampling_distribution("uniform", np.zeros(0))
+    np.testing.assert_array_equal(sampling_distribution("activation", np.array([2.0])), [1.0])  # one input
+    with pytest.raises(TypeError):
+        sampling_distribution("pseudo", np.arange(3.0), np.arange(3.0), 0.1)  # type: ignore[misc]
+    activations, pseudo = np.array([0.0, 1.0, 3.0]), np.array([0.2, 0.1, 0.9])
+    for method in ("uniform", "activation", "pseudo"):
+        built = "".join(list(method))  # equal to the name, but not the same string object
+        np.testing.assert_array_equal(sampling_distribution(built, activations, pseudo),
+                                      sampling_distribution(method, activations, pseudo))
+
+
 def test_draws_per_unit_generators_are_independent_of_other_units():
     rng = np.random.default_rng(1)
     q = rng.random((50, 3))

@@ -139,7 +139,8 @@ def draw_indices(
     numpy.ndarray
         int64 indices into the n inputs, of shape ``size`` for 1-D q and ``(K, *size)`` for 2-D q, sorted
         along the last axis (the order of independent draws carries no information; sorted uniforms make
-        the inverse-CDF search several times faster and group repeated draws of one input).
+        the inverse-CDF search several times faster and group repeated draws of one input). An input of
+        probability 0 is never drawn.
 
     Examples
     --------
@@ -172,4 +173,7 @@ def draw_indices(
     expand = (slice(None),) + (None,) * len(shape)
     flat = np.searchsorted(flat_cdf, uniforms + offsets[expand], side="right")
     indices = flat - (np.arange(n_units) * n)[expand]
-    return np.minimum(indices, n - 1).astype(np.int64)
+    # u + k may round up to k + 1 (u within 2**-53 of 1), which the search places past the column's end: such a
+    # draw is the column's last input of positive probability, as u → 1 is
+    last_positive = n - 1 - np.argmax(probabilities[::-1] > 0, axis=0)
+    return np.minimum(indices, last_positive[expand]).astype(np.int64)
