@@ -97,6 +97,20 @@ def test_draws_at_the_ends_of_0_1_pick_inputs_of_positive_probability():
     assert np.all(np.take_along_axis(q.T, draws, axis=1) > 0)
 
 
+def test_each_column_cdf_ends_at_exactly_one():
+    """A column whose normalised cumulative sum rounds to 1 + 2**-52 is set to end at 1, so the next column's search
+    starts after it (a first input of probability 0 there is never drawn), and the last input keeps its share."""
+    rounds_above = [0.8158535541215322, 0.002738500170148095, 0.8574042765875693, 0.033585575305464355,
+                    0.7296554464299441]
+    assert np.cumsum(np.array(rounds_above) / sum(rounds_above))[-1] > 1.0
+    # six columns after it whose first input has probability 0 (with seven columns the search of an unsorted
+    # flattened CDF, had the first column ended above 1, returned input −1 for the second)
+    q = np.column_stack([rounds_above, *[[0.0, 1.0, 1.0, 1.0, 1.0]] * 6])
+    np.testing.assert_array_equal(draw_indices(q, 1, [FixedUniforms([0.0])] * 7).ravel(), [0, 1, 1, 1, 1, 1, 1])
+    quarters = np.array([0.25, 0.25, 0.25, 0.25, 0.0])
+    np.testing.assert_array_equal(draw_indices(quarters, 3, [FixedUniforms([0.1, 0.6, 0.8])]), [0, 2, 3])
+
+
 def test_generators_must_match_the_columns_of_q():
     q = np.full((5, 300), 0.2)
     draws = draw_indices(q, 2, [np.random.default_rng(seed) for seed in range(300)])
@@ -104,6 +118,11 @@ def test_generators_must_match_the_columns_of_q():
     for count in (2, 4):
         with pytest.raises(ValueError, match=f"got {count} generators for 3 columns"):
             draw_indices(q[:, :3], 2, [np.random.default_rng(seed) for seed in range(count)])
+
+
+def test_q_of_three_dimensions_is_refused():
+    with pytest.raises(ValueError, match=r"q must be \(n,\) or \(n, K\), got shape \(2, 2, 2\)"):
+        draw_indices(np.full((2, 2, 2), 0.5), 2, np.random.default_rng(0))
 
 
 def test_q_must_be_finite_and_non_negative():
@@ -118,6 +137,12 @@ def test_distribution_arguments_are_checked():
             sampling_distribution("activation", np.arange(3.0), epsilon=epsilon)
     with pytest.raises(ValueError, match="non-empty"):
         sampling_distribution("uniform", np.zeros(0))
+    with pytest.raises(ValueError, match="non-empty"):
+        sampling_distribution("uniform", np.zeros((0, 3)))
+    np.testing.assert_array_equal(sampling_distribution("uniform", np.zeros((2, 0))), np.zeros((2, 0)))  # no units
+    for shorter_or_longer in (np.arange(2.0), np.arange(4.0)):
+        with pytest.raises(ValueError, match="does not match"):
+            sampling_distribution("pseudo", np.arange(3.0), shorter_or_longer)
     np.testing.assert_array_equal(sampling_distribution("activation", np.array([2.0])), [1.0])  # one input
     with pytest.raises(TypeError):
         sampling_distribution("pseudo", np.arange(3.0), np.arange(3.0), 0.1)  # type: ignore[misc]
