@@ -67,3 +67,38 @@ def test_truth_without_the_explanations_names_the_first_five() -> None:
     with pytest.raises(ValueError, match=r"no ground-truth column for explanation\(s\) \['a1', 'a2', 'a3', 'a4', "
                                          r"'a5'\]$"):
         truth_as_gold(design, truth)
+
+
+def test_truth_as_gold_answers_every_sampled_input_with_its_label() -> None:
+    design = _design(["dog", "cat"], [[1, 2, 3], [2]])
+    truth = pd.DataFrame({"input_id": [0, 1, 2, 3], "dog": [1, 0, 1, 1], "cat": [0, 0, 1, 0]})
+    gold = truth_as_gold(design, truth).gold
+    assert gold.to_dict("list") == {"task": ["t0", "t0", "t0", "t1"], "input_id": [1, 2, 3, 2],
+                                    "answer": [0, 1, 1, 1]}
+    soft = truth.astype({"dog": float})
+    soft.loc[1, "dog"], soft.loc[2, "dog"], soft.loc[3, "dog"] = 1.0, 0.5, 0.5
+    with pytest.raises(ValueError, match=r"truth table, column 'dog': input 2 has no binary label"):
+        truth_as_gold(design, soft)  # after input 1 (label 1), inputs 2 and 3 are not binary: the first is named
+
+
+def test_insert_keeps_input_columns_integer_when_tasks_differ_in_length() -> None:
+    design = _design(["dog", "cat"], [[1, 2, 3], [4]])
+    answers = pd.DataFrame({"explanation": ["dog", "cat"], "input_id": [10, 12], "answer": [1, 0]})
+    tasks = insert_gold_items(design, answers, per_task=1, seed=0).tasks
+    assert all(str(tasks[column].dtype) == "Int64" for column in tasks if column.startswith("input_"))
+    assert tasks["n_inputs"].tolist() == [4, 2] and tasks["input_3"].isna().tolist() == [False, True]
+
+
+def test_gold_file_errors_name_the_first_bad_line(tmp_path) -> None:
+    from neuroneval.crowd.gold import read_gold_answers, read_study_gold
+
+    path = tmp_path / "gold.csv"
+    path.write_text("explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,3,0\ndog,4,1\n")
+    with pytest.raises(ValueError, match=r"line 4: gold item \(dog, 3\) is listed twice"):
+        read_gold_answers(path)
+    path.write_text("task,input_id,answer\nt0,3,1\nt0,4,\nt0,5,NA\n")
+    with pytest.raises(ValueError, match=r"gold.csv, line 3, column answer: '' is not 0 or 1"):
+        read_study_gold(path)
+    path.write_text("task,input_id,answer\nt0,3,1\nt0,x,1\nt0,y,1\n")
+    with pytest.raises(ValueError, match=r"line 3, column input_id: 'x' is not an integer input id"):
+        read_study_gold(path)
