@@ -60,8 +60,9 @@ def test_distributions_vectorise_over_units(world):
 def test_distribution_errors():
     with pytest.raises(ValueError, match="needs pseudo_labels"):
         sampling_distribution("pseudo", np.arange(3.0))
-    with pytest.raises(ValueError, match="unknown sampling method"):
-        sampling_distribution("top", np.arange(3.0))
+    for unknown in ("top", "abc", "zzz", "Uniform"):  # names that sort before, between and after the known ones
+        with pytest.raises(ValueError, match="unknown sampling method"):
+            sampling_distribution(unknown, np.arange(3.0))
     with pytest.raises(ValueError, match="does not match"):
         sampling_distribution("pseudo", np.arange(3.0), np.arange(4.0))
     assert np.all(standardize(np.ones(4)) == 0)
@@ -120,9 +121,15 @@ def test_generators_must_match_the_columns_of_q():
             draw_indices(q[:, :3], 2, [np.random.default_rng(seed) for seed in range(count)])
 
 
-def test_q_of_three_dimensions_is_refused():
-    with pytest.raises(ValueError, match=r"q must be \(n,\) or \(n, K\), got shape \(2, 2, 2\)"):
-        draw_indices(np.full((2, 2, 2), 0.5), 2, np.random.default_rng(0))
+def test_q_of_zero_or_three_dimensions_is_refused():
+    for q in (np.full((2, 2, 2), 0.5), np.array(1.0)):
+        with pytest.raises(ValueError, match=r"q must be \(n,\) or \(n, K\), got shape"):
+            draw_indices(q, 2, np.random.default_rng(0))
+
+
+def test_a_column_of_q_without_probability_is_refused():
+    with pytest.raises(ValueError, match="every column of q needs positive total probability"):
+        draw_indices(np.array([[0.5, 0.0], [0.5, 0.0]]), 2, np.random.default_rng(0))
 
 
 def test_q_must_be_finite_and_non_negative():
