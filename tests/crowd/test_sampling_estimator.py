@@ -96,6 +96,8 @@ def test_draws_at_the_ends_of_0_1_pick_inputs_of_positive_probability():
     draws = draw_indices(q, 3, [FixedUniforms([0.0, 0.5, below_one])] * 3)
     np.testing.assert_array_equal(draws, [[1, 2, 2], [0, 1, 1], [0, 2, 3]])  # u = 0.5 is past a CDF step at 0.5
     assert np.all(np.take_along_axis(q.T, draws, axis=1) > 0)
+    odd = np.column_stack([[0.2] * 5, [0.5, 0.5, 0.0, 0.0, 0.0]])  # five inputs, the last three of probability 0
+    np.testing.assert_array_equal(draw_indices(odd, 1, [FixedUniforms([below_one])] * 2).ravel(), [4, 1])
 
 
 def test_each_column_cdf_ends_at_exactly_one():
