@@ -41,6 +41,16 @@ def test_the_rater_error_is_the_share_of_wrong_gold_ratings() -> None:
         assert row["rater_error"] == pytest.approx(wrong / total, abs=1e-15)
         assert (row["ci_low"], row["ci_high"]) == pytest.approx(clopper_pearson(wrong, total, 0.9), rel=1e-9)
         assert row["ci_level"] == 0.9
+    assert rater_error_from_gold(design, ratings)["rater"].tolist() == ["all"]  # one row unless by rater
+    reversed_raters = rater_error_from_gold(design, ratings.iloc[::-1], by_rater=True)
+    assert reversed_raters["rater"].tolist() == ["all", "a", "b"]  # raters sorted, whatever the order of rows
+    for level in (0, 0.0, -0.5, 1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="ci_level must lie in"):
+            rater_error_from_gold(design, ratings, ci_level=level)
+    for no_gold in (None, gold.iloc[:0]):
+        with pytest.raises(ValueError, match="the study has no gold items"):
+            rater_error_from_gold(StudyDesign(pairs=pd.DataFrame(), samples=pd.DataFrame(), tasks=pd.DataFrame(),
+                                              gold=no_gold), ratings)
 
 
 def test_a_task_takes_exactly_as_many_gold_items_as_it_has_usable() -> None:
@@ -76,9 +86,10 @@ def test_truth_as_gold_answers_every_sampled_input_with_its_label() -> None:
     assert gold.to_dict("list") == {"task": ["t0", "t0", "t0", "t1"], "input_id": [1, 2, 3, 2],
                                     "answer": [0, 1, 1, 1]}
     soft = truth.astype({"dog": float})
-    soft.loc[1, "dog"], soft.loc[2, "dog"], soft.loc[3, "dog"] = 1.0, 0.5, 0.5
+    soft["dog"] = [0.0, 1.0, 0.5, 0.5]
     with pytest.raises(ValueError, match=r"truth table, column 'dog': input 2 has no binary label"):
-        truth_as_gold(design, soft)  # after input 1 (label 1), inputs 2 and 3 are not binary: the first is named
+        # after inputs 0 and 1 (labels 0 and 1), inputs 2 and 3 are not binary: the first is named
+        truth_as_gold(_design(["dog", "cat"], [[0, 1, 2, 3], [2]]), soft)
 
 
 def test_insert_keeps_input_columns_integer_when_tasks_differ_in_length() -> None:
@@ -92,6 +103,14 @@ def test_insert_keeps_input_columns_integer_when_tasks_differ_in_length() -> Non
 def test_gold_file_errors_name_the_first_bad_line(tmp_path) -> None:
     from neuroneval.crowd.gold import read_gold_answers, read_study_gold
 
+    path = tmp_path / "answers.csv"
+    path.write_text("explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,5,\n")
+    with pytest.raises(ValueError, match=r"answers.csv, line 4, column answer: '' is not 0 or 1"):
+        read_gold_answers(path)
+    path.write_text("explanation,input_id,answer\ndog,1,1\ndog,2,0\ndog,99,1\n")
+    with pytest.raises(ValueError, match=r"line 4, column input_id: unknown input 99"):
+        read_gold_answers(path, input_ids=[1, 2, 3])
+
     path = tmp_path / "gold.csv"
     path.write_text("explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,3,0\ndog,4,1\n")
     with pytest.raises(ValueError, match=r"line 4: gold item \(dog, 3\) is listed twice"):
@@ -102,3 +121,27 @@ def test_gold_file_errors_name_the_first_bad_line(tmp_path) -> None:
     path.write_text("task,input_id,answer\nt0,3,1\nt0,x,1\nt0,y,1\n")
     with pytest.raises(ValueError, match=r"line 3, column input_id: 'x' is not an integer input id"):
         read_study_gold(path)
+
+
+def test_gold_options_are_keyword_only_with_one_item_per_task_and_seed_0_by_default(tmp_path) -> None:
+    from neuroneval.crowd.gold import read_gold_answers
+
+    design = _design(["dog"], [[1, 2]])
+    answers = pd.DataFrame({"explanation": ["dog"] * 4, "input_id": [10, 11, 12, 13], "answer": [1, 0, 1, 0]})
+    default = insert_gold_items(design, answers)
+    assert len(default.gold) == 1
+    pd.testing.assert_frame_equal(default.gold, insert_gold_items(design, answers, per_task=1, seed=0).gold)
+    pd.testing.assert_frame_equal(default.tasks, insert_gold_items(design, answers, per_task=1, seed=0).tasks)
+    path = tmp_path / "gold.csv"
+    answers.to_csv(path, index=False)
+    with pytest.raises(TypeError):
+        read_gold_answers(path, [10, 11, 12, 13])  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        insert_gold_items(design, answers, 1)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        truth_as_gold(design, pd.DataFrame({"input_id": [1, 2], "dog": [0, 1]}), "t")  # type: ignore[misc]
+    gold = pd.DataFrame({"task": ["t0"], "input_id": [10], "answer": [1]})
+    ratings = pd.DataFrame({"task": ["t0"], "input": [10], "rater": ["a"], "label": [1]})
+    with pytest.raises(TypeError):
+        rater_error_from_gold(StudyDesign(pairs=pd.DataFrame(), samples=pd.DataFrame(), tasks=pd.DataFrame(),
+                                          gold=gold), ratings, 0.9)  # type: ignore[misc]
