@@ -175,3 +175,51 @@ def test_single_control_image_gives_nan_mad_with_warning() -> None:
 def test_bad_input(control: np.ndarray, synthetic: np.ndarray, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         cosy_scores(control, synthetic)
+
+
+def test_the_warning_counts_constant_units_by_direction_at_the_callers_line() -> None:
+    """Three constant units with a higher synthetic mean (one by only 0.5), one with a lower; the warning is
+    reported at the line that called ``cosy_scores``."""
+    control = np.column_stack([np.ones(4), np.ones(4), np.ones(4), np.ones(4), np.arange(4.0)])
+    synthetic = np.array([[3.0, 1.5, 2.0, 0.0, 1.0], [3.0, 1.5, 4.0, 0.5, 2.0]])
+    with pytest.warns(RuntimeWarning) as record:
+        scores = cosy_scores(control, synthetic)
+    assert len(record) == 1 and record[0].filename == __file__
+    assert str(record[0].message).startswith("4 unit(s) are constant on the control images but not on the "
+                                             "synthetic ones (3 with a higher, 1 with a lower synthetic mean)")
+    assert scores["mad"][:4].tolist() == [0.0] * 4
+
+
+def test_a_single_control_image_warns_at_the_callers_line_and_gives_nan_for_every_unit() -> None:
+    with pytest.warns(RuntimeWarning, match="one control image") as record:
+        scores = cosy_scores(np.array([[1.0, 2.0]]), np.array([[2.0, 0.0], [3.0, 1.0], [4.0, 5.0]]))
+    assert record[0].filename == __file__
+    assert scores["mad"].shape == (2,) and np.isnan(scores["mad"]).all()
+
+
+def test_two_control_images_define_mad() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = cosy_scores(np.array([0.0, 1.0]), np.array([2.0, 3.0]))
+    assert scores["mad"][0] == pytest.approx((2.5 - 0.5) / np.std([0.0, 1.0], ddof=1))
+
+
+def test_many_units_are_scored_when_both_sides_have_them() -> None:
+    rng = np.random.default_rng(0)
+    control, synthetic = rng.normal(size=(6, 300)), rng.normal(size=(4, 300)) + 1.0
+    scores = cosy_scores(control, synthetic)
+    assert scores["auc"].shape == (300,)
+    assert scores["auc"][7] == pytest.approx(roc_auc_score([0] * 6 + [1] * 4, np.r_[control[:, 7], synthetic[:, 7]]))
+
+
+@pytest.mark.parametrize(("control", "synthetic", "message"), [
+    (np.zeros((0, 2)), np.ones((3, 2)), "control_activations is empty: CoSy needs at least one control image"),
+    (np.ones((4, 2)), np.zeros((0, 2)), "synthetic_activations is empty: CoSy needs at least one synthetic image"),
+    (np.ones((4, 3)), np.ones((5, 2)), "control has 3 units but synthetic has 2"),
+    (np.ones((4, 2)), np.ones((5, 3)), "control has 2 units but synthetic has 3"),
+    (np.array(1.0), np.ones(3), r"control_activations must be \(n_images, n_units\), got shape \(\)"),
+    (np.ones((4, 2)), np.ones((3, 2, 1)), r"synthetic_activations must be \(n_images, n_units\), got shape"),
+])
+def test_bad_input_is_named(control: np.ndarray, synthetic: np.ndarray, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        cosy_scores(control, synthetic)

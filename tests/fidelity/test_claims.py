@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -226,6 +228,8 @@ def test_markdown_has_every_row_and_escapes_pipes() -> None:
         _claim(verdict="maybe")
     with pytest.raises(TypeError):
         fc.Claim("000", "t", "c", "p", "o", "holds", "", "s")  # keywords only
+    with pytest.raises(dataclasses.FrozenInstanceError):  # a claim, once checked, cannot change its verdict
+        _claim().verdict = "maybe"  # type: ignore[misc]
 
 
 def test_a_rank_metric_that_differs_reports_the_other_tie_mode() -> None:
