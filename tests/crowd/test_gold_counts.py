@@ -100,27 +100,27 @@ def test_insert_keeps_input_columns_integer_when_tasks_differ_in_length() -> Non
     assert tasks["n_inputs"].tolist() == [4, 2] and tasks["input_3"].isna().tolist() == [False, True]
 
 
-def test_gold_file_errors_name_the_first_bad_line(tmp_path) -> None:
+@pytest.mark.parametrize(("reader", "text", "message"), [
+    ("answers", "explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,5,\n",
+     r"gold.csv, line 4, column answer: '' is not 0 or 1"),
+    ("answers", "explanation,input_id,answer\ndog,1,1\ndog,2,0\ndog,99,1\n",
+     r"line 4, column input_id: unknown input 99"),
+    ("answers", "explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,3,0\ndog,4,1\n",
+     r"line 4: gold item \(dog, 3\) is listed twice"),
+    ("study", "task,input_id,answer\nt0,3,1\nt0,4,\nt0,5,NA\n", r"gold.csv, line 3, column answer: '' is not 0 or 1"),
+    ("study", "task,input_id,answer\nt0,3,1\nt0,x,1\nt0,y,1\n",
+     r"line 3, column input_id: 'x' is not an integer input id"),
+])
+def test_gold_file_errors_name_the_first_bad_line(tmp_path, reader: str, text: str, message: str) -> None:
     from neuroneval.crowd.gold import read_gold_answers, read_study_gold
 
-    path = tmp_path / "answers.csv"
-    path.write_text("explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,5,\n")
-    with pytest.raises(ValueError, match=r"answers.csv, line 4, column answer: '' is not 0 or 1"):
-        read_gold_answers(path)
-    path.write_text("explanation,input_id,answer\ndog,1,1\ndog,2,0\ndog,99,1\n")
-    with pytest.raises(ValueError, match=r"line 4, column input_id: unknown input 99"):
-        read_gold_answers(path, input_ids=[1, 2, 3])
-
     path = tmp_path / "gold.csv"
-    path.write_text("explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,3,0\ndog,4,1\n")
-    with pytest.raises(ValueError, match=r"line 4: gold item \(dog, 3\) is listed twice"):
-        read_gold_answers(path)
-    path.write_text("task,input_id,answer\nt0,3,1\nt0,4,\nt0,5,NA\n")
-    with pytest.raises(ValueError, match=r"gold.csv, line 3, column answer: '' is not 0 or 1"):
-        read_study_gold(path)
-    path.write_text("task,input_id,answer\nt0,3,1\nt0,x,1\nt0,y,1\n")
-    with pytest.raises(ValueError, match=r"line 3, column input_id: 'x' is not an integer input id"):
-        read_study_gold(path)
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        if reader == "answers":
+            read_gold_answers(path, input_ids=[1, 2, 3, 4, 5])
+        else:
+            read_study_gold(path)
 
 
 def test_gold_options_are_keyword_only_with_one_item_per_task_and_seed_0_by_default(tmp_path) -> None:
