@@ -1,7 +1,8 @@
 """Mutation testing of the modules that decide results, with Cosmic Ray (docs/mutation_testing.md).
 
 Each module is mutated alone and only the test files mapped to it in :data:`MODULE_TESTS` run against each mutant
-(``pytest -x``: the first failing test kills it), so a module costs (its mutants) × (its tests' run time).
+(``pytest -x``, in the order mapped: the first failing test kills it), so a module costs (its mutants) × (its tests'
+run time up to the first failure).
 Mutants are applied to a scratch copy of the repository's files (``.mutants/tree``), never to the working tree,
 so editing and testing here while a run goes on is safe. One Cosmic Ray session per module is kept in
 ``.mutants/<module>.sqlite``; ``tools/mutants_report.py`` turns the sessions into a markdown table.
@@ -234,7 +235,9 @@ def skip_annotation_mutants(session: Path, source: str) -> int:
 
 
 def test_command(tests: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    """``pytest -x`` over ``tests`` in the order given (pytest-randomly off): a module's quick test files come first
+    in :data:`MODULE_TESTS`, so most mutants die before a slow file (a coverage simulation) starts."""
+    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
 
 
 def write_config(tree: Path, module: str, tests: tuple[str, ...], timeout: float) -> Path:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from neuroneval.crowd.estimator import correlation_matrix, is_correlation, weighted_std
+from neuroneval.crowd.estimator import correlation_matrix, importance_weights, is_correlation, weighted_std
 
 
 @pytest.mark.parametrize(("values", "ddof"), [([2.0], 1), ([1.0, 3.0], 2)])
@@ -113,3 +113,38 @@ def test_is_correlation_takes_its_options_by_keyword_only() -> None:
 def test_correlation_matrix_refuses_concepts_with_more_than_two_axes() -> None:
     with pytest.raises(ValueError, match=r"need \(n, K\) activations and \(n, C\) concepts"):
         correlation_matrix(np.zeros((5, 2)), np.zeros((5, 3, 1)))
+
+
+@pytest.mark.parametrize(("shape_a", "shape_c", "shape_w"), [((2, 5), (2, 4), (2, 4)), ((2, 4), (2, 5), (2, 5)),
+                                                             ((2, 5), (2, 5), (2, 4)), ((2, 4), (2, 4), (2, 5))])
+def test_samples_whose_shapes_differ_anywhere_are_refused(shape_a, shape_c, shape_w) -> None:
+    """Each of the three arrays differing from the other two, in either direction (none broadcasts silently)."""
+    with pytest.raises(ValueError, match="must have equal shapes"):
+        is_correlation(np.ones(shape_a), np.ones(shape_c), np.ones(shape_w))
+
+
+@pytest.mark.parametrize(("shape", "expected"), [((1,), ()), ((2, 3, 1), (2, 3))])
+def test_no_degree_of_freedom_left_keeps_every_leading_axis(shape, expected) -> None:
+    """One sample (|S| − 1 = 0) gives 0 of the sample's leading shape: a scalar for one sample, (2, 3) for a grid."""
+    result = is_correlation(np.ones(shape), np.ones(shape), np.ones(shape))
+    assert np.shape(result) == expected and not np.any(result)
+
+
+@pytest.mark.parametrize(("a", "c"), [([1.0, 2.0], [0.0, 1.0]), ([1.0, 2.0], [1.0, 0.0]), ([5.0, -1.0], [0.2, 0.7])])
+def test_one_degree_of_freedom_left_is_pearsons_r_of_two_points(a, c) -> None:
+    """|S| = 2, ddof = 1: with weights 1 the estimate is the sample's Pearson r, ±1 for two distinct points."""
+    expected = np.corrcoef(a, c)[0, 1]
+    assert float(is_correlation(np.array(a), np.array(c), np.ones(2))) == pytest.approx(expected, abs=1e-12)
+
+
+def test_importance_weights_of_a_table_use_its_number_of_rows() -> None:
+    """(n, K) probabilities with n = 3 inputs and K = 2 columns: w = 1 / (3 q) (not 1 / (2 q))."""
+    q = np.array([[0.5, 0.2], [0.25, 0.2], [0.25, 0.6]])
+    np.testing.assert_allclose(importance_weights(q), 1.0 / (3 * q), rtol=1e-15)
+
+
+def test_correlation_matrix_stays_within_minus_one_and_one_where_round_off_would_leave_it() -> None:
+    """A unit with itself and with its negation: unclipped, this sample gives ±1.0000000000000002."""
+    unit = np.random.default_rng(0).normal(size=(9, 1))
+    result = correlation_matrix(unit, np.hstack([unit, -unit]))
+    assert result.tolist() == [[1.0, -1.0]]

@@ -103,8 +103,8 @@ def test_insert_keeps_input_columns_integer_when_tasks_differ_in_length() -> Non
 @pytest.mark.parametrize(("reader", "text", "message"), [
     ("answers", "explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,5,\n",
      r"gold.csv, line 4, column answer: '' is not 0 or 1"),
-    ("answers", "explanation,input_id,answer\ndog,1,1\ndog,2,0\ndog,99,1\n",
-     r"line 4, column input_id: unknown input 99"),
+    ("answers", "explanation,input_id,answer\ndog,1,1\ndog,98,0\ndog,2,0\ndog,99,1\n",
+     r"line 3, column input_id: unknown input 98"),
     ("answers", "explanation,input_id,answer\ndog,3,1\ndog,4,0\ndog,3,0\ndog,4,1\n",
      r"line 4: gold item \(dog, 3\) is listed twice"),
     ("study", "task,input_id,answer\nt0,3,1\nt0,4,\nt0,5,NA\n", r"gold.csv, line 3, column answer: '' is not 0 or 1"),

@@ -227,7 +227,7 @@ def test_markdown_has_every_row_and_escapes_pipes() -> None:
     with pytest.raises(ValueError, match="verdict"):
         _claim(verdict="maybe")
     with pytest.raises(TypeError):
-        fc.Claim("000", "t", "c", "p", "o", "holds", "", "s")  # keywords only
+        fc.Claim("000", "t", "c", "p", "printed table", "o", "holds", "", "s")  # all nine fields, but keywords only
     with pytest.raises(dataclasses.FrozenInstanceError):  # a claim, once checked, cannot change its verdict
         _claim().verdict = "maybe"  # type: ignore[misc]
 

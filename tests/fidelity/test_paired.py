@@ -91,6 +91,24 @@ def test_units_missing_on_either_side_are_dropped_and_too_few_are_not_testable()
         PairedBootstrapOptions(n_boot=0)
 
 
+@pytest.mark.parametrize(("field", "value"), [("ci_level", 1.0), ("ci_level", 0.0), ("seed", -1), ("n_boot", 0)])
+def test_options_refuse_a_100_or_0_percent_interval_a_negative_seed_and_no_resample(field: str, value: float) -> None:
+    """A 100 % percentile interval is [min, max] of the resamples, not a confidence interval: refused like 0 %."""
+    with pytest.raises(OptionsError, match=field):
+        PairedBootstrapOptions(**{field: value})
+
+
+def test_the_default_draws_are_those_of_seed_0() -> None:
+    """The documented default (``explain.random_seed: 0`` in params.yaml): same interval as seed 0, not seed 1."""
+    rng = np.random.default_rng(5)
+    first, second = rng.normal(0.1, 0.3, 30), rng.normal(0.0, 0.3, 30)
+    by_default = paired_bootstrap_comparison(first, second)
+    seeded = {seed: paired_bootstrap_comparison(first, second, options=PairedBootstrapOptions(seed=seed))
+              for seed in (0, 1)}
+    assert (by_default.ci_low, by_default.ci_high) == (seeded[0].ci_low, seeded[0].ci_high)
+    assert (by_default.ci_low, by_default.ci_high) != (seeded[1].ci_low, seeded[1].ci_high)
+
+
 @pytest.mark.parametrize(("verdicts", "expected"), [
     (["holds", "holds"], "holds"), (["holds", "within_noise"], "within_noise"),
     (["within_noise", "differs", "holds"], "differs"), (["not_testable"], "not_testable"),

@@ -34,6 +34,11 @@ def test_interval_helpers_match_closed_forms() -> None:
     assert np.isnan(common.normal_interval(0.5, np.nan)[0])
     assert common.meets(0.1, 0.2, 0.2, 0.3) and not common.meets(0.1, 0.2 - EPS, 0.2, 0.3)
     assert not common.meets(np.nan, 0.5, 0.0, 1.0)  # no interval, no noise
+    assert not common.meets(0.5, np.nan, 0.0, 1.0) and not common.meets(0.5, np.inf, 0.0, 1.0)
+    assert common.meets(0.3, 0.4, 0.2, 0.3) and not common.meets(0.3 + EPS, 0.4, 0.2, 0.3)  # touching the band's top
+    assert common.interval_text(0.5, 0.25, 0.75) == "0.500 [0.250, 0.750]"
+    for low, high in ((np.nan, 0.75), (0.25, np.nan), (np.nan, np.nan), (-np.inf, 0.75)):
+        assert common.interval_text(0.5, low, high) == "0.500"  # no interval: the value alone
     assert common.absolute_interval(-0.3, 0.1) == (0.0, 0.3)
     assert common.absolute_interval(-0.3, -0.1) == (0.1, 0.3)
     assert common.absolute_interval(0.2, 0.4) == (0.2, 0.4)
@@ -48,6 +53,10 @@ def test_a_claim_is_built_with_keywords_names_its_paper_source_and_says_why_it_i
     with pytest.raises(ValueError, match="needs a reason"):
         fc.Claim(**fields | {"verdict": "not_testable"})
     assert fc.Claim(**fields | {"verdict": "not_testable", "reason": "not built"}).verdict == "not_testable"
+    with pytest.raises(ValueError, match="needs a reason"):  # a verdict read from a file is not the interned literal
+        fc.Claim(**fields | {"verdict": "".join(["not_", "testable"])})
+    for verdict in ("holds", "within_noise", "differs"):  # only a not_testable claim must say why
+        assert fc.Claim(**fields | {"verdict": verdict}).reason == ""
 
 
 # --- 000: a setting's best meta-AUPRC (±0.10 of the paper's) and the informativeness targets (0.9, 0.8) -----------

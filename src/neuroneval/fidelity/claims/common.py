@@ -88,11 +88,6 @@ def claims_frame(claims: Sequence[Claim]) -> pd.DataFrame:
     return pd.DataFrame([asdict(claim) for claim in claims], columns=list(COLUMNS))
 
 
-def holds_or_differs(holds: bool) -> str:
-    """``holds`` when ``holds`` is true, else ``differs``."""
-    return "holds" if holds else "differs"
-
-
 def interval_text(value: float, low: float, high: float) -> str:
     """``value [low, high]`` to 3 decimals, or ``value`` alone where the interval is not finite."""
     if np.isfinite(low) and np.isfinite(high):
