@@ -108,3 +108,76 @@ def test_random_explanations_depend_on_the_unit_not_the_order() -> None:
 def test_concept_simulator_selects_inputs() -> None:
     probing = ProbingData.build(CONCEPTS, NAMES)
     np.testing.assert_allclose(ConceptSimulator().simulate("a OR b", probing, [2, 0]), [0.5, 0.92])
+
+
+def test_a_linear_explanation_simulates_on_more_inputs_than_concepts() -> None:
+    """Five inputs, three concepts: one value per input (Eq. 15), not per concept."""
+    concepts = np.vstack([CONCEPTS, [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]])
+    np.testing.assert_allclose(simulate("2*a + 0.5*c - 1", concepts, NAMES), [1.05, -0.2, -0.5, 1.0, -1.0],
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize(("column", "expected"), [
+    ([0.2, 0.5, 0.8], [0.2, 0.5, 0.8]),      # inside [0, 1]: kept as it is
+    ([0.0, 0.5, 1.0], [0.0, 0.5, 1.0]),      # touching both ends: kept
+    ([-1.0, 0.0, 0.5], [0.0, 2 / 3, 1.0]),   # below 0 only
+    ([0.5, 1.0, 2.0], [0.0, 1 / 3, 1.0]),    # above 1 only
+    ([0.5, 1.0, 1.5], [0.0, 0.5, 1.0]),      # above 1 by less than 1
+    ([3.0, 3.0, 3.0], [0.0, 0.0, 0.0]),      # constant outside [0, 1]: 0
+])
+def test_to_unit_interval_rescales_exactly_the_columns_that_leave_0_1(column, expected) -> None:
+    import warnings
+
+    from neuroneval.explain.simulate import to_unit_interval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a constant column is not divided by its zero span
+        result = to_unit_interval(np.array(column)[:, None])
+    np.testing.assert_allclose(result[:, 0], expected, atol=1e-15)
+
+
+def test_simulation_correlation_stays_within_1_where_round_off_would_leave_it() -> None:
+    """A unit and three times itself: unclipped, this sample gives 1.0000000000000002."""
+    unit = np.random.default_rng(0).normal(size=(7, 1))
+    assert simulation_correlation(unit, 3.0 * unit).tolist() == [1.0]
+
+
+def _scored_table(units: int) -> tuple[pd.DataFrame, np.ndarray]:
+    frame = explanation_frame([f"u{k}" for k in range(units)], [parse("a")] * units)
+    return frame, np.random.default_rng(units).random((3, units))
+
+
+def test_score_explanations_names_the_first_missing_unit() -> None:
+    frame, actual = _scored_table(3)
+    table = pd.DataFrame(actual, columns=["u0", "x1", "x2"])
+    with pytest.raises(ValueError, match=r"my\.csv: unit 'u1' is not a column of the activation table"):
+        score_explanations(frame, table, CONCEPTS, NAMES, source="my.csv")
+
+
+@pytest.mark.parametrize("shape", [(3,), (3, 2, 1), (3, 3)])
+def test_score_explanations_needs_one_activation_column_per_unit(shape) -> None:
+    frame, _ = _scored_table(2)
+    with pytest.raises(ValueError, match=r"one column per explained unit \(2\), got shape"):
+        score_explanations(frame, np.zeros(shape), CONCEPTS, NAMES)
+
+
+@pytest.mark.parametrize("inputs", [2, 4])
+def test_score_explanations_needs_as_many_activation_rows_as_concept_rows(inputs: int) -> None:
+    frame, _ = _scored_table(2)
+    with pytest.raises(ValueError, match=rf"activations have {inputs} inputs but concepts 3"):
+        score_explanations(frame, np.zeros((inputs, 2)), CONCEPTS, NAMES)
+
+
+def test_score_explanations_scores_300_units_from_an_array() -> None:
+    """More units than Python caches as small integers: the column count is compared by value."""
+    frame, actual = _scored_table(300)
+    scores = score_explanations(frame, actual, CONCEPTS, NAMES, metrics=("correlation",))
+    assert len(scores) == 300
+    np.testing.assert_allclose(scores["simulation_correlation"],
+                               [np.corrcoef(actual[:, k], CONCEPTS[:, 0])[0, 1] for k in range(300)], atol=1e-12)
+
+
+def test_score_explanations_takes_its_options_by_keyword_only() -> None:
+    frame, actual = _scored_table(2)
+    with pytest.raises(TypeError):
+        score_explanations(frame, actual, CONCEPTS, NAMES, ("correlation",))  # type: ignore[misc]

@@ -7,11 +7,14 @@ its percentiles), and constructed cases on each side of the rule.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from neuroneval.fidelity.claims import paper_001
 from neuroneval.fidelity.claims.paired import (
@@ -20,6 +23,8 @@ from neuroneval.fidelity.claims.paired import (
     paired_bootstrap_comparison,
 )
 from neuroneval.options import OptionsError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _loop_interval(first: np.ndarray, second: np.ndarray, n_boot: int, level: float, seed: int
@@ -143,3 +148,79 @@ def test_every_method_comparison_claim_uses_the_rule() -> None:
         (crowd_claim,) = paper_001.crowd_le_claims(crowd)
         assert primary.verdict == expected and crowd_claim.verdict == expected
         assert broden.verdict == expected  # here the best other method is LE and it must beat compexp
+
+
+@pytest.mark.parametrize("level", [0.4, 0.9])
+def test_any_coverage_level_is_the_brute_force_percentile_interval(level: float) -> None:
+    """Below and above 50 %: the tails are (1 − L)/2 each (for L ≤ 0.5, ``1 % L`` is not ``1 − L``)."""
+    rng = np.random.default_rng(11)
+    first, second = rng.normal(0.2, 0.3, 25), rng.normal(0.1, 0.3, 25)
+    result = paired_bootstrap_comparison(first, second, options=PairedBootstrapOptions(n_boot=300, ci_level=level,
+                                                                                       seed=2))
+    low, high = _loop_interval(first, second, 300, level, 2)
+    assert (result.ci_low, result.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+
+
+def test_one_resample_is_allowed_and_gives_its_mean_at_both_ends() -> None:
+    first, second = np.array([0.4, 0.1, 0.9, 0.3]), np.array([0.2, 0.2, 0.5, 0.1])
+    result = paired_bootstrap_comparison(first, second, options=PairedBootstrapOptions(n_boot=1, seed=4))
+    low, high = _loop_interval(first, second, 1, 0.95, 4)
+    assert result.ci_low == pytest.approx(low, abs=1e-12) == pytest.approx(high, abs=1e-12) == result.ci_high
+
+
+def test_equal_scores_are_within_noise_whatever_the_interval_touches() -> None:
+    """A tie on every unit: the interval is [0, 0], which neither lies above nor below 0."""
+    scores = np.linspace(0.1, 0.9, 12)
+    result = paired_bootstrap_comparison(scores, scores.copy())
+    assert (result.ci_low, result.ci_high, result.verdict) == (0.0, 0.0, "within_noise")
+
+
+def test_two_common_units_are_enough_and_one_is_reported_without_an_interval() -> None:
+    first, second = np.array([0.9, 0.8, np.nan]), np.array([0.1, 0.2, 0.3])
+    two = paired_bootstrap_comparison(first, second)
+    assert two.n_units == 2 and two.verdict == "holds" and two.ci_low == pytest.approx(0.6)
+    one = paired_bootstrap_comparison(first[1:], second[1:])
+    assert (one.n_units, one.verdict, one.difference) == (1, "not_testable", pytest.approx(0.6))
+    assert np.isnan(one.ci_low) and np.isnan(one.ci_high)
+    none = paired_bootstrap_comparison(first[2:], second[2:])
+    assert none.n_units == 0 and np.isnan(none.difference)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (np.zeros(3), np.zeros(4)), (np.zeros(4), np.zeros(3)), (np.float64(0.5), np.float64(0.4)),
+    (np.zeros((2, 3)), np.zeros((2, 3)))])
+def test_scores_must_be_two_1d_arrays_of_one_length(first, second) -> None:
+    with pytest.raises(ValueError, match="two 1-D arrays over the same units"):
+        paired_bootstrap_comparison(first, second)
+
+
+def test_options_are_keyword_only_and_a_comparison_is_a_frozen_keyword_record() -> None:
+    scores = np.array([0.3, 0.5, 0.7])
+    with pytest.raises(TypeError):
+        paired_bootstrap_comparison(scores, scores, PairedBootstrapOptions())  # type: ignore[misc]
+    result = paired_bootstrap_comparison(scores, scores - 0.1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.verdict = "holds"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        type(result)("A", "B", 0.1, 0.0, 0.2, 3, "holds")  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("field", "value"), [("n_boot", 10.5), ("seed", 1.5)])
+def test_resamples_and_seed_must_be_integers(field: str, value: float) -> None:
+    with pytest.raises(OptionsError, match=field):
+        PairedBootstrapOptions(**{field: value})
+
+
+def test_the_library_defaults_are_the_workflows_defaults() -> None:
+    """``PairedBootstrapOptions()`` equals what the fidelity rule passes from params.yaml's ``explain`` section
+    (``n_boot``, ``ci_level``, ``random_seed``), so a comparison run from Python matches the report's."""
+    explain = yaml.safe_load((ROOT / "params.yaml").read_text())["explain"]
+    from_params = PairedBootstrapOptions.from_params({"n_boot": explain["n_boot"], "ci_level": explain["ci_level"],
+                                                      "seed": explain["random_seed"]})
+    assert PairedBootstrapOptions() == from_params
+
+
+def test_a_verdict_read_from_a_file_counts_as_not_testable() -> None:
+    """Not only the interned literal: a string built at run time (as a CSV reader returns it) is left out too."""
+    read = "".join(["not_", "testable"])
+    assert combined_verdict([read]) == "not_testable" and combined_verdict(["holds", read]) == "holds"

@@ -13,7 +13,7 @@ import pytest
 
 from neuroneval import published
 from neuroneval.fidelity import claims as fc
-from neuroneval.fidelity.claims import common, paper_001
+from neuroneval.fidelity.claims import common, paper_001, paper_002
 from tests.fidelity.test_claims import _published_runs, _table3
 
 EPS = 1e-4
@@ -402,6 +402,87 @@ def test_a_cosy_benchmark_generator_without_invert_or_clip_dissect_is_not_testab
     (claim,) = fc.cosy_benchmark_claims(table)
     assert claim.verdict == "not_testable" and "no INVERT or CLIP-Dissect" in claim.reason
 
+
+
+def test_a_random_row_without_an_interval_is_judged_on_its_mean_alone() -> None:
+    """True just below 0.90 but within noise, random at chance with no spread measured (auc_std NaN): within noise,
+    since the random row's own mean meets the rule (it needs no interval)."""
+    table = _cosy(0.9 - 0.0019, 0.5, 0.01)
+    table.loc[table["method"] == "random", "auc_std"] = np.nan
+    (claim,) = fc.cosy_claims(table)
+    assert claim.verdict == "within_noise"
+
+
+@pytest.mark.parametrize(("units", "expected"), [(2, "within_noise"), (1, "differs")])
+def test_two_units_give_an_interval_and_one_unit_none(units: int, expected: str) -> None:
+    """n = 2: standard error 0.02/√2, so 0.9 − 0.01 reaches 0.90 within 1.96 SE; n = 1 has no interval."""
+    (claim,) = fc.cosy_claims(_cosy(0.9 - 0.01, 0.5, 0.02, units=units))
+    assert claim.verdict == expected
+
+
+def test_the_reason_names_only_the_part_that_fails() -> None:
+    (random_fails,) = fc.cosy_claims(_cosy(0.9, 0.75))
+    assert random_fails.reason == "true AUC 0.900; random AUC 0.750 is not within 0.10 of chance"
+    (true_fails,) = fc.cosy_claims(_cosy(0.8, 0.5))
+    assert true_fails.reason == "true AUC 0.800 < 0.90; random AUC 0.500"
+
+
+def test_the_first_control_listed_is_judged() -> None:
+    """Table 2 has a row block per control set; the claim reads the first one listed, whatever its name sorts as."""
+    blocks = [_cosy(true, 0.5).assign(control=control) for control, true in (("m", 0.95), ("a", 0.7), ("z", 0.8))]
+    (claim,) = fc.cosy_claims(pd.concat(blocks, ignore_index=True))
+    assert claim.verdict == "holds" and claim.our_value.startswith("true 0.950")
+
+
+def test_a_generator_needs_a_true_and_a_random_row_and_may_have_more() -> None:
+    more = pd.concat([_cosy(0.95, 0.5), _cosy(0.3, 0.5).iloc[:1].assign(method="milan")], ignore_index=True)
+    (claim,) = fc.cosy_claims(more)
+    assert claim.verdict == "holds"
+    assert fc.cosy_claims(_cosy(0.95, 0.5).iloc[:1]) == []  # no random row: nothing to judge
+
+
+def _natural_rows(setting: str, generator: str, natural: list[float], synthetic: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"setting": setting, "generator": generator, "auc_natural": natural,
+                         "auc_synthetic": synthetic, "mad_natural": 1.0, "mad_synthetic": 1.0})
+
+
+def test_the_natural_gap_reads_only_its_own_setting_and_generator() -> None:
+    """Rows of other settings and of generators whose names sort before or after are left out."""
+    natural = pd.concat([_natural_rows("s", "g", [0.95, 0.97], [0.6, 0.7]),
+                         _natural_rows("s", "a", [0.1] * 5, [0.1] * 5), _natural_rows("s", "z", [0.1] * 7, [0.1] * 7),
+                         _natural_rows("t", "g", [0.1] * 4, [0.1] * 4)])
+    reason = paper_002.natural_gap_reason(natural, "s", "g")
+    assert reason.startswith("against the same control images, 2 units' natural images of their own class reach AUC "
+                             "0.960")
+    gap = np.array([0.35, 0.27])  # two units already give an interval: mean ± Z_95 · std/√2
+    half = 1.959963984540054 * gap.std(ddof=1) / np.sqrt(2)
+    assert f"{gap.mean():+.3f} [{gap.mean() - half:+.3f}, {gap.mean() + half:+.3f}]" in reason
+
+
+@pytest.mark.parametrize(("natural", "synthetic", "cause"), [
+    (0.9, 0.8, "the shortfall is g's synthetic-vs-natural gap, not the units"),
+    (0.95, 0.95, "both reach 0.90 on these units"),
+    (0.8, 0.95, "natural images of the same classes stay below 0.90 too")])
+def test_the_natural_gap_blames_the_generator_only_when_natural_images_reach_090(natural: float, synthetic: float,
+                                                                                  cause: str) -> None:
+    reason = paper_002.natural_gap_reason(_natural_rows("s", "g", [natural], [synthetic]), "s", "g")
+    assert reason.endswith(cause) or f"{cause}:" in reason
+
+
+def test_the_benchmark_reads_exactly_invert_and_clip_dissect() -> None:
+    """Methods whose names sort before or after ``invert_l1`` / ``clip_dissect`` are not read as them."""
+    table = pd.DataFrame({"setting": "a", "generator": "g",
+                          "method": ["invert_l1", "clip_dissect", "milan", "a_method", "falcon", "z_method"],
+                          "auc_mean": [0.80, 0.85, 0.1, 0.1, 0.1, 0.1]})
+    (claim,) = fc.cosy_benchmark_claims(table)
+    assert claim.our_value == "INVERT a 0.80; CLIP-Dissect a 0.85" and claim.verdict == "holds"
+
+
+def test_the_cosy_claims_take_their_source_by_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        fc.cosy_claims(_cosy(0.95, 0.5), None, "elsewhere.csv")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        fc.cosy_benchmark_claims(pd.DataFrame(), "elsewhere.csv")  # type: ignore[misc]
 
 # --- 001: explanation methods (paired bootstrap over units of the difference) --------------------------------------
 
