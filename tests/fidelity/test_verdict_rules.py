@@ -380,7 +380,8 @@ def _cosy(true: float, random: float, std: float = 0.0, units: int = 100) -> pd.
     (0.9, 0.4 + EPS, 0.0, "holds"), (0.9, 0.4 - EPS, 0.0, "differs"),
     # std 0.01 over 100 units: standard error 0.001, interval ± 0.00196
     (0.9 - 0.0019, 0.5, 0.01, "within_noise"), (0.9 - 0.0021, 0.5, 0.01, "differs"),
-    (0.9, 0.6 + 0.0019, 0.01, "within_noise"), (0.9, 0.6 + 0.0021, 0.01, "differs")])
+    (0.9, 0.6 + 0.0019, 0.01, "within_noise"), (0.9, 0.6 + 0.0021, 0.01, "differs"),
+    (0.9, 0.4 - 0.0019, 0.01, "within_noise"), (0.9, 0.4 - 0.0021, 0.01, "differs")])
 def test_cosy_true_explanations_reach_090_and_random_ones_stay_near_chance(true: float, random: float, std: float,
                                                                            expected: str) -> None:
     (claim,) = fc.cosy_claims(_cosy(true, random, std))
@@ -405,9 +406,9 @@ def test_a_cosy_benchmark_generator_without_invert_or_clip_dissect_is_not_testab
 
 
 def test_a_random_row_without_an_interval_is_judged_on_its_mean_alone() -> None:
-    """True just below 0.90 but within noise, random at chance with no spread measured (auc_std NaN): within noise,
-    since the random row's own mean meets the rule (it needs no interval)."""
-    table = _cosy(0.9 - 0.0019, 0.5, 0.01)
+    """True just below 0.90 but within noise, random 0.05 from chance with no spread measured (auc_std NaN): within
+    noise, since the random row's own mean meets the rule (it needs no interval)."""
+    table = _cosy(0.9 - 0.0019, 0.45, 0.01)
     table.loc[table["method"] == "random", "auc_std"] = np.nan
     (claim,) = fc.cosy_claims(table)
     assert claim.verdict == "within_noise"
@@ -423,8 +424,19 @@ def test_two_units_give_an_interval_and_one_unit_none(units: int, expected: str)
 def test_the_reason_names_only_the_part_that_fails() -> None:
     (random_fails,) = fc.cosy_claims(_cosy(0.9, 0.75))
     assert random_fails.reason == "true AUC 0.900; random AUC 0.750 is not within 0.10 of chance"
-    (true_fails,) = fc.cosy_claims(_cosy(0.8, 0.5))
-    assert true_fails.reason == "true AUC 0.800 < 0.90; random AUC 0.500"
+    (true_fails,) = fc.cosy_claims(_cosy(0.8, 0.45))
+    assert true_fails.reason == "true AUC 0.800 < 0.90; random AUC 0.450"
+    (random_fails_above,) = fc.cosy_claims(_cosy(0.95, 0.75))
+    assert random_fails_above.reason == "true AUC 0.950; random AUC 0.750 is not within 0.10 of chance"
+
+
+@pytest.mark.parametrize("true", [0.9, 0.95])
+def test_a_true_row_without_an_interval_is_judged_on_its_mean_alone(true: float) -> None:
+    """True at or above 0.90 with no spread measured, random just outside the chance band but within noise."""
+    table = _cosy(true, 0.6 + 0.0019, 0.01)
+    table.loc[table["method"] == "true", "auc_std"] = np.nan
+    (claim,) = fc.cosy_claims(table)
+    assert claim.verdict == "within_noise"
 
 
 def test_the_first_control_listed_is_judged() -> None:
@@ -439,6 +451,8 @@ def test_a_generator_needs_a_true_and_a_random_row_and_may_have_more() -> None:
     (claim,) = fc.cosy_claims(more)
     assert claim.verdict == "holds"
     assert fc.cosy_claims(_cosy(0.95, 0.5).iloc[:1]) == []  # no random row: nothing to judge
+    after_a_skipped_one = pd.concat([_cosy(0.95, 0.5).iloc[:1].assign(generator="g0"), _cosy(0.95, 0.5)])
+    assert [claim.claim.split(" on ")[0] for claim in fc.cosy_claims(after_a_skipped_one)] == ["g"]
 
 
 def _natural_rows(setting: str, generator: str, natural: list[float], synthetic: list[float]) -> pd.DataFrame:
@@ -450,7 +464,7 @@ def test_the_natural_gap_reads_only_its_own_setting_and_generator() -> None:
     """Rows of other settings and of generators whose names sort before or after are left out."""
     natural = pd.concat([_natural_rows("s", "g", [0.95, 0.97], [0.6, 0.7]),
                          _natural_rows("s", "a", [0.1] * 5, [0.1] * 5), _natural_rows("s", "z", [0.1] * 7, [0.1] * 7),
-                         _natural_rows("t", "g", [0.1] * 4, [0.1] * 4)])
+                         _natural_rows("t", "g", [0.1] * 4, [0.1] * 4), _natural_rows("r", "g", [0.1] * 6, [0.1] * 6)])
     reason = paper_002.natural_gap_reason(natural, "s", "g")
     assert reason.startswith("against the same control images, 2 units' natural images of their own class reach AUC "
                              "0.960")
@@ -461,12 +475,14 @@ def test_the_natural_gap_reads_only_its_own_setting_and_generator() -> None:
 
 @pytest.mark.parametrize(("natural", "synthetic", "cause"), [
     (0.9, 0.8, "the shortfall is g's synthetic-vs-natural gap, not the units"),
-    (0.95, 0.95, "both reach 0.90 on these units"),
+    (0.95, 0.95, "both reach 0.90 on these units"), (0.9, 0.95, "both reach 0.90 on these units"),
+    (0.95, 0.9, "both reach 0.90 on these units"),
     (0.8, 0.95, "natural images of the same classes stay below 0.90 too")])
 def test_the_natural_gap_blames_the_generator_only_when_natural_images_reach_090(natural: float, synthetic: float,
                                                                                   cause: str) -> None:
     reason = paper_002.natural_gap_reason(_natural_rows("s", "g", [natural], [synthetic]), "s", "g")
     assert reason.endswith(cause) or f"{cause}:" in reason
+    assert f"natural − synthetic AUC {natural - synthetic:+.3f} (" in reason  # one unit: no interval
 
 
 def test_the_benchmark_reads_exactly_invert_and_clip_dissect() -> None:
