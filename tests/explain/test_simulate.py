@@ -120,6 +120,8 @@ def test_a_linear_explanation_simulates_on_more_inputs_than_concepts() -> None:
 @pytest.mark.parametrize(("column", "expected"), [
     ([0.2, 0.5, 0.8], [0.2, 0.5, 0.8]),      # inside [0, 1]: kept as it is
     ([0.0, 0.5, 1.0], [0.0, 0.5, 1.0]),      # touching both ends: kept
+    ([0.0, 0.25, 0.5], [0.0, 0.25, 0.5]),    # touching 0 only: kept
+    ([0.5, 0.75, 1.0], [0.5, 0.75, 1.0]),    # touching 1 only: kept
     ([-1.0, 0.0, 0.5], [0.0, 2 / 3, 1.0]),   # below 0 only
     ([0.5, 1.0, 2.0], [0.0, 1 / 3, 1.0]),    # above 1 only
     ([0.5, 1.0, 1.5], [0.0, 0.5, 1.0]),      # above 1 by less than 1
@@ -137,9 +139,9 @@ def test_to_unit_interval_rescales_exactly_the_columns_that_leave_0_1(column, ex
 
 
 def test_simulation_correlation_stays_within_1_where_round_off_would_leave_it() -> None:
-    """A unit and three times itself: unclipped, this sample gives 1.0000000000000002."""
-    unit = np.random.default_rng(0).normal(size=(7, 1))
-    assert simulation_correlation(unit, 3.0 * unit).tolist() == [1.0]
+    """A unit against three times itself and its negation: unclipped, this sample gives ±1.0000000000000002."""
+    unit = np.random.default_rng(1).normal(size=(7, 1))
+    assert simulation_correlation(np.hstack([unit, unit]), np.hstack([3.0 * unit, -3.0 * unit])).tolist() == [1.0, -1.0]
 
 
 def _scored_table(units: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -154,7 +156,7 @@ def test_score_explanations_names_the_first_missing_unit() -> None:
         score_explanations(frame, table, CONCEPTS, NAMES, source="my.csv")
 
 
-@pytest.mark.parametrize("shape", [(3,), (3, 2, 1), (3, 3)])
+@pytest.mark.parametrize("shape", [(3,), (3, 2, 1), (3, 3), (3, 1)])
 def test_score_explanations_needs_one_activation_column_per_unit(shape) -> None:
     frame, _ = _scored_table(2)
     with pytest.raises(ValueError, match=r"one column per explained unit \(2\), got shape"):
@@ -181,3 +183,40 @@ def test_score_explanations_takes_its_options_by_keyword_only() -> None:
     frame, actual = _scored_table(2)
     with pytest.raises(TypeError):
         score_explanations(frame, actual, CONCEPTS, NAMES, ("correlation",))  # type: ignore[misc]
+
+
+def test_a_clustered_explanation_simulates_on_more_inputs_than_concepts() -> None:
+    """Eq. 19 with five inputs and three concepts: 2·s(a) + 5·s(b AND NOT c) per input."""
+    concepts = np.vstack([CONCEPTS, [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]])
+    np.testing.assert_allclose(simulate("[1, 3] (a); [4, 6] (b AND NOT c)", concepts, NAMES),
+                               [1.8 + 0.5, 0.8 + 5.0, 0.0, 2.0 + 5.0, 0.0], atol=1e-12)
+
+
+def test_a_linear_table_simulates_on_fewer_inputs_than_concepts() -> None:
+    """Two inputs, three concepts; the last concept's weight lands in its own row of the weight matrix."""
+    frame = explanation_frame(["u0", "u1"], [parse("2*c + 1"), parse("1*a - 1*b")])
+    np.testing.assert_allclose(simulate_table(frame, CONCEPTS[:2], NAMES), [[2.0, 0.7], [1.0, -0.6]], atol=1e-12)
+
+
+@pytest.mark.parametrize(("actual", "predicted"), [((5, 2), (5, 3)), ((5, 3), (5, 2)), ((4, 2), (5, 2))])
+def test_simulation_scores_need_one_simulation_per_activation(actual, predicted) -> None:
+    for scorer in (simulation_correlation, simulation_metrics):
+        with pytest.raises(ValueError, match="must have the same shape"):
+            scorer(np.ones(actual), np.ones(predicted))
+
+
+def test_score_explanations_columns_start_with_unit_kind_length() -> None:
+    frame, actual = _scored_table(2)
+    scores = score_explanations(frame, actual, CONCEPTS, NAMES, metrics=("correlation",))
+    assert list(scores.columns) == ["unit", "kind", "length", "simulation_correlation", "correlation"]
+    assert scores["kind"].tolist() == list(frame["kind"]) and scores["length"].tolist() == list(frame["length"])
+
+
+def test_simulation_functions_take_their_options_by_keyword_only() -> None:
+    frame, actual = _scored_table(2)
+    with pytest.raises(TypeError):
+        simulate("a", CONCEPTS, NAMES, "formula")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        simulate_table(frame, CONCEPTS, NAMES, "my.csv")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        simulation_metrics(actual, actual, ("correlation",))  # type: ignore[misc]
