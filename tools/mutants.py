@@ -103,7 +103,8 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "src/neuroneval/crowd/sampling.py": ("tests/crowd/test_sampling_estimator.py",),
     "src/neuroneval/crowd/aggregation.py": ("tests/crowd/test_aggregation_raters.py",),
-    "src/neuroneval/crowd/ingest.py": ("tests/crowd/test_design_ingest.py", "tests/crowd/test_interval_coverage.py"),
+    "src/neuroneval/crowd/ingest.py": ("tests/crowd/test_ingest_rules.py", "tests/crowd/test_design_ingest.py",
+                                       "tests/crowd/test_interval_coverage.py"),
     "src/neuroneval/crowd/gold.py": ("tests/crowd/test_gold_counts.py", "tests/crowd/test_real_study.py"),
     "src/neuroneval/crowd/task_pages.py": ("tests/crowd/test_task_pages.py", "tests/crowd/test_task_page_alignment.py"),
     # CoSy scoring, explanation simulation, fidelity verdicts
