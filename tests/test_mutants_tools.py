@@ -135,3 +135,30 @@ def test_annotation_mutants_are_recorded_skipped_and_reported_apart_from_the_kil
     assert (tally.skipped, tally.killed, tally.pending) == (skipped, 0, len(pending_lines))
     assert "| annotation (skipped) |" in report.markdown([tally])
     assert mutants.skip_annotation_mutants(session, source.replace("from __future__ import annotations\n", "")) == 0
+
+
+def test_an_equivalent_row_that_matches_no_survivor_is_reported_stale(tmp_path: Path) -> None:
+    """A survivor matched by a row counts as equivalent; a row of the same module that matches nothing (its mutant
+    is now killed, or the line changed) is listed as stale; rows of modules without a session are not."""
+    pytest.importorskip("cosmic_ray", reason="the dev extra's cosmic-ray is not installed")
+    from cosmic_ray.commands import init
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    report = load_tool("mutants_report")
+    module = tmp_path / "small.py"
+    module.write_text("def f(a):\n    return a | 1\n")
+    session = tmp_path / "small.sqlite"
+    with use_db(str(session)) as database:
+        init([module], database, {})
+        item = next(item for item in database.work_items if item.mutations[0].operator_name.endswith("BitOr_Add"))
+        diff = "--- a\n+++ b\n@@ -2 +2 @@\n-    return a | 1\n+    return a + 1\n"
+        database.set_result(item.job_id, WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.SURVIVED, diff))
+    operator = item.mutations[0].operator_name
+    equivalents = {("small", operator, "return a | 1"), ("small", "core/NumberReplacer", "gone = 2"),
+                   ("other", "core/AddNot", "if x:")}
+    tally = report.tally(session, equivalents)
+    assert (tally.equivalent, tally.survivors) == (1, [])
+    stale = report.stale_rows([tally], equivalents)
+    assert stale == [("small", "core/NumberReplacer", "gone = 2")]
+    assert "- small | core/NumberReplacer | `gone = 2`" in report.markdown([tally], stale)

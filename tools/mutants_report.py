@@ -5,7 +5,9 @@ own column, "annotation (skipped)": they were not run, so they count neither as 
 
 A survivor counts as *equivalent* when docs/mutation_testing.md's table "Equivalent mutants" lists its module,
 operator and mutated source line (the one home of that list, with the reason); every other survivor is listed
-under the table with its diff, to be killed by a test or argued equivalent there.
+under the table with its diff, to be killed by a test or argued equivalent there. A row of that list whose module
+has a session here but which matches none of its survivors is listed as stale (a test now kills that mutant, or
+the line changed): delete or update it, so the list claims nothing the sessions do not show.
 
     python tools/mutants_report.py                      # all sessions in .mutants/, to stdout
     python tools/mutants_report.py -o .mutants/report.md
@@ -41,6 +43,8 @@ class ModuleTally:
     skipped: int = 0
     pending: int = 0
     survivors: list[tuple[str, str, str]] = field(default_factory=list)
+    #: The rows of the equivalents list that matched at least one of this session's survivors.
+    matched: set[tuple[str, str, str]] = field(default_factory=set)
 
     @property
     def done(self) -> int:
@@ -91,8 +95,10 @@ def tally(session: Path, equivalents: set[tuple[str, str, str]]) -> ModuleTally:
             result.timeouts += 1
         elif outcome.test_outcome == TestOutcome.SURVIVED:
             line = original_line(outcome.diff or "")
-            if {(result.module, mutation.operator_name, line), (result.module, "*", line)} & equivalents:
+            rows = {(result.module, mutation.operator_name, line), (result.module, "*", line)} & equivalents
+            if rows:
                 result.equivalent += 1
+                result.matched |= rows
             else:
                 result.survivors.append((mutation.operator_name, line, outcome.diff or ""))
         else:
@@ -107,8 +113,16 @@ def original_line(diff: str) -> str:
     return next(removed, "-")[1:].strip()
 
 
-def markdown(tallies: list[ModuleTally]) -> str:
-    """The per-module table, a total row, then each non-equivalent survivor with its diff."""
+def stale_rows(tallies: list[ModuleTally], equivalents: set[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Rows of the equivalents list for a module with a session here that match none of its survivors."""
+    modules = {t.module for t in tallies}
+    matched = set().union(*(t.matched for t in tallies))
+    return sorted(row for row in equivalents if row[0] in modules and row not in matched)
+
+
+def markdown(tallies: list[ModuleTally], stale: list[tuple[str, str, str]] = ()) -> str:
+    """The per-module table, a total row, each non-equivalent survivor with its diff, then the stale rows of the
+    equivalents list (:func:`stale_rows`)."""
     lines = ["| module | mutants | done | annotation (skipped) | killed (timeouts) | survived | equivalent "
              "| killed % |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -126,6 +140,9 @@ def markdown(tallies: list[ModuleTally]) -> str:
         for operator, line, diff in t.survivors:
             lines += ["", f"### Survivor in {t.module}: {operator}", "", f"`{line}`", "", "```diff", diff.strip(),
                       "```"]
+    if stale:
+        lines += ["", "### Stale rows of the equivalent mutants (no survivor matches them: delete or update)", ""]
+        lines += [f"- {module} | {operator} | `{line}`" for module, operator, line in stale]
     return "\n".join(lines) + "\n"
 
 
@@ -138,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     if not sessions:
         parser.error(f"no session in {WORK_DIR}; run tools/mutants.py (make mutants) first")
     equivalents = equivalent_mutants()
-    text = markdown([tally(session, equivalents) for session in sessions])
+    tallies = [tally(session, equivalents) for session in sessions]
+    text = markdown(tallies, stale_rows(tallies, equivalents))
     if args.output is None:
         sys.stdout.write(text)
     else:
