@@ -100,11 +100,15 @@ def test_the_uniform_prior_posterior_interval_ignores_the_pseudo_labels(study) -
     pd.testing.assert_frame_equal(first, second)
 
 
-def test_an_interval_name_read_from_a_file_works_as_the_literal(study) -> None:
+@pytest.mark.parametrize(("method", "interval"), [("majority", "bootstrap"), ("bayes_pseudo", "bootstrap"),
+                                                  ("bayes_uniform", "posterior")])
+def test_names_read_from_a_file_work_as_the_literals(study, method: str, interval: str) -> None:
+    """Strings built at run time (as a params or CSV reader returns them) are not the interned literals."""
     design, ratings = study
-    read = "".join(["boot", "strap"])
-    pd.testing.assert_frame_equal(estimate_correlations(design, ratings, interval=read, n_boot=20),
-                                  estimate_correlations(design, ratings, interval="bootstrap", n_boot=20))
+    read_method, read_interval = "".join([method[:3], method[3:]]), "".join([interval[:4], interval[4:]])
+    pd.testing.assert_frame_equal(
+        estimate_correlations(design, ratings, method=read_method, interval=read_interval, n_boot=20),
+        estimate_correlations(design, ratings, method=method, interval=interval, n_boot=20))
 
 
 def test_constant_labels_warn_at_the_callers_line_and_real_correlations_of_either_sign_do_not(study) -> None:
@@ -121,10 +125,27 @@ def test_constant_labels_warn_at_the_callers_line_and_real_correlations_of_eithe
 
 def test_rating_counts_refuse_unrated_inputs_unless_allowed(study) -> None:
     design, ratings = study
-    partial = ratings.iloc[1:]
-    with pytest.raises(RatingsError, match="have no rating"):
+    partial = ratings.drop(index=[3, 5])
+    first = design.samples.iloc[3]
+    with pytest.raises(RatingsError, match=rf"2 shown input\(s\) have no rating, e\.g\. input {first.input_id} of "
+                                           rf"task '{first.task}'"):
         rating_counts(design, partial)
-    assert len(rating_counts(design, partial, allow_missing=True)) == len(design.samples) - 1
+    with pytest.raises(TypeError):
+        rating_counts(design, partial, True)  # type: ignore[misc]
+    counted = rating_counts(design, partial, allow_missing=True)
+    assert list(counted.columns) == [*design.samples.columns, "positives", "n_ratings"]
+    assert counted["input_id"].tolist() == design.samples["input_id"].drop(index=[3, 5]).tolist()
+    assert counted.index.tolist() == list(range(len(design.samples) - 2))
+
+
+@pytest.mark.parametrize("cells", ["{task},{input},r0,1,extra", "{task},{input},r0"])
+def test_a_line_with_more_or_fewer_cells_than_the_header_is_refused(study, tmp_path, cells: str) -> None:
+    design, ratings = study
+    first = ratings.iloc[0]
+    path = tmp_path / "ratings.csv"
+    path.write_text("task,input,rater,label\n" + cells.format(task=first.task, input=first.input) + "\n")
+    with pytest.raises(RatingsError, match=r"ratings\.csv, line 2: \d cells but the header has 4"):
+        read_ratings(path, design)
 
 
 def test_blank_lines_are_skipped_and_the_ratings_after_them_read(study, tmp_path) -> None:
