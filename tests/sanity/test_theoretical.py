@@ -65,3 +65,18 @@ def test_output_columns_and_ideal_units() -> None:
     assert concepts[:, 1].sum() == 50 and concepts[49, 1] == 1 and concepts[50, 1] == 0
     with pytest.raises(ValueError, match="positives"):
         positive_counts((1e-6,), 1_000)
+
+
+def test_positive_counts_take_1_to_n_minus_1_positives_and_refuse_all_or_more() -> None:
+    assert positive_counts((0.001, 0.999), 1_000).tolist() == [1, 999]  # the two ends allowed
+    for gamma in (1.0, 1.5):  # n and more than n positives
+        with pytest.raises(ValueError, match="positives"):
+            positive_counts((gamma,), 1_000)
+
+
+@pytest.mark.parametrize(("options", "message"), [({"draws": 0}, "draws"), ({"n": 1, "gammas": (0.5,)}, "n ≥ 2"),
+                                                  ({"workers": 2.0}, "workers"), ({"workers": True}, "workers")])
+def test_theoretical_arguments_are_refused_one_at_a_time(options: dict, message: str) -> None:
+    kwargs = {"gammas": (0.3,), "n": 100, "draws": 2, "progress": False} | options
+    with pytest.raises(ValueError, match=message):
+        theoretical_deltas(["iou"], **kwargs)
