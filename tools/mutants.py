@@ -112,7 +112,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/explain/simulate.py": ("tests/explain/test_simulate.py", "tests/explain/test_evaluate.py"),
     **{f"src/neuroneval/fidelity/claims/{name}.py": ("tests/fidelity/test_claims.py",
                                                      "tests/fidelity/test_verdict_rules.py")
-       for name in ("common", "paper_000_ranking", "paper_000_sanity", "paper_001", "paper_002", "paper_004")},
+       for name in ("common", "paper_000_ranking", "paper_001", "paper_002", "paper_004")},
+    "src/neuroneval/fidelity/claims/paper_000_sanity.py": ("tests/fidelity/test_sanity_claim_rules.py",
+                                                           "tests/fidelity/test_claims.py",
+                                                           "tests/fidelity/test_verdict_rules.py"),
     "src/neuroneval/fidelity/claims/paired.py": ("tests/fidelity/test_paired.py",),
 }
 
