@@ -214,6 +214,45 @@ def test_the_other_tie_mode_may_have_a_single_cell() -> None:
         "; with ties = reference (the authors' noise tie-breaking) it fails: theoretical extra 81.4%")
 
 
+def test_the_verdict_reads_the_four_columns_at_the_papers_mark_not_table3s_own_pass_flags() -> None:
+    """A Table 3 built with ``sanity.pass_threshold`` = 0.8 flags cosine at 85 % as passing; the claim compares with
+    the paper's verdicts, so it judges the same four columns at 90 %: cosine fails here (the paper: passes). And a
+    flag saying fail beside four columns above 90 % is read as a pass."""
+    table3 = _table3({"cosine": {"experimental_extra": 0.85}})
+    table3.loc[table3["metric"] == "cosine", ["pass_extra", "pass"]] = True
+    table3.loc[table3["metric"] == "f1", "pass"] = False
+    experimental = _settings([("cnn", "cosine", "extra", "average", 0.85)])
+    claims = fc.table3_claims(table3, experimental)
+    cosine, f1 = _claim_for(claims, "cosine"), _claim_for(claims, "f1")
+    assert cosine.verdict == "differs" and cosine.our_value.startswith("fail: ")
+    assert cosine.reason == "experimental extra 85.0% ≤ 90%: cnn 85%"
+    assert f1.verdict == "holds" and f1.our_value.startswith("pass: ")
+    assert claims[-1].our_value == "auprc, correlation, f1, iou"
+
+
+def test_a_setting_in_the_mean_named_pass_is_not_taken_for_table3s_pass_missing_column() -> None:
+    """Table 3's own ``pass_missing`` column is a verdict, not a setting reported beside the mean: a setting of the
+    mean that is literally called ``pass`` is still named in the reason."""
+    table3 = _table3({"cosine": {"experimental_extra": 0.80}})
+    experimental = _settings([("pass", "cosine", "extra", "average", 0.6), ("vit", "cosine", "extra", "average", 1.0)])
+    claim = _claim_for(fc.table3_claims(table3, experimental), "cosine")
+    assert claim.reason == "experimental extra 80.0% ≤ 90%: pass 60%"
+
+
+def test_a_table3_that_does_not_say_its_tie_mode_reports_no_other_mode() -> None:
+    """Without Table 3's ``ties`` column the mode it used is unknown, so neither mode of ``results/ties.csv`` is
+    reported as "the other" (both would be mixed into one line)."""
+    table3 = _table3({"cosine": {"experimental_extra": 0.80}}).drop(columns="ties")
+    ties = pd.DataFrame([(source, "mean", "cosine", test, mode, 0.95)
+                         for source in ("experimental", "theoretical") for test in ("missing", "extra")
+                         for mode in ("average", "reference")],
+                        columns=["source", "case", "metric", "test", "ties", "decrease_acc"])
+    experimental = _settings([("cnn", "cosine", "extra", "average", 0.8)])
+    claim = _claim_for(fc.table3_claims(table3, experimental, ties), "cosine")
+    assert claim.verdict == "differs"
+    assert claim.reason == "experimental extra 80.0% ≤ 90%: cnn 80%"
+
+
 # --- Tables C.1-C.4 in reference mode --------------------------------------------------------------------------------
 
 
@@ -482,6 +521,13 @@ def test_reference_mode_without_cells_counts_nothing() -> None:
     for claim in fc.reference_mode_claims(empty, source="x"):
         assert claim.our_value == "0/0 deterministic and 0/0 random cells agree (n = 0, 0 seeds)"
         assert claim.paper_value.startswith("printed (0 of 0 cells;")
+
+
+def test_reference_mode_runs_of_several_sizes_print_the_range_of_n() -> None:
+    cells = fc.reference_cells(_runs(0))
+    cells.loc[_at(cells, "recall", "missing", 0.1), "n"] = 50_000
+    for claim in fc.reference_mode_claims(cells, source="x"):
+        assert "(n = 50,000 to 500,000, 1 seed)" in claim.our_value
 
 
 def test_gamma_is_matched_to_6_decimals_and_a_gamma_off_the_tables_never_joins_a_published_cell() -> None:
