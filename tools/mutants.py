@@ -87,8 +87,12 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/meta/test_table4_and_auprc.py",
     ),
     # sanity tests
-    "src/neuroneval/sanity/theoretical.py": ("tests/sanity/test_theoretical.py", "tests/sanity/test_analytical.py",
-                                             "tests/sanity/test_theoretical_reference.py"),
+    "src/neuroneval/sanity/theoretical.py": (
+        "tests/sanity/test_theoretical_rules.py",
+        "tests/sanity/test_theoretical.py",
+        "tests/sanity/test_analytical.py",
+        "tests/sanity/test_theoretical_reference.py",
+    ),
     "src/neuroneval/sanity/analytical.py": (
         "tests/sanity/test_analytical.py",
         "tests/sanity/test_theoretical_reference.py",
@@ -112,7 +116,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/explain/simulate.py": ("tests/explain/test_simulate.py", "tests/explain/test_evaluate.py"),
     **{f"src/neuroneval/fidelity/claims/{name}.py": ("tests/fidelity/test_claims.py",
                                                      "tests/fidelity/test_verdict_rules.py")
-       for name in ("common", "paper_000_ranking", "paper_001", "paper_002", "paper_004")},
+       for name in ("common", "paper_000_ranking", "paper_001", "paper_002")},
+    "src/neuroneval/fidelity/claims/paper_004.py": ("tests/fidelity/test_paper004_claim_rules.py",
+                                                    "tests/fidelity/test_claims.py",
+                                                    "tests/fidelity/test_verdict_rules.py"),
     "src/neuroneval/fidelity/claims/paper_000_sanity.py": ("tests/fidelity/test_sanity_claim_rules.py",
                                                            "tests/fidelity/test_claims.py",
                                                            "tests/fidelity/test_verdict_rules.py"),

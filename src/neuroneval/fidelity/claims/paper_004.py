@@ -156,7 +156,10 @@ def _block_mean(taus: pd.DataFrame, first: Sequence[str], second: Sequence[str])
     the table has no ``ci_low``/``ci_high``)."""
     pairs = taus[(taus["measure_a"].isin(first) & taus["measure_b"].isin(second))
                  | (taus["measure_a"].isin(second) & taus["measure_b"].isin(first))]
-    pairs = pairs[(pairs["measure_a"] < pairs["measure_b"]) & pairs["value"].notna()]
+    pairs = pairs[(pairs["measure_a"] != pairs["measure_b"]) & pairs["value"].notna()]
+    # a pair stored in both orders (the full MTMM square) counts once, whichever order comes first
+    unordered = pd.DataFrame(np.sort(pairs[["measure_a", "measure_b"]].to_numpy(dtype=str), axis=1))
+    pairs = pairs[~unordered.duplicated().to_numpy()]
     values = pairs["value"].abs()
     if not len(values):
         return np.nan, 0, np.nan, np.nan
