@@ -267,6 +267,27 @@ def test_default_chunk_is_the_largest_that_fits_32_mib() -> None:
         assert not np.array_equal(default, run(chunk_draws)), chunk_draws
 
 
+def test_a_chunk_holds_at_least_one_draw_when_none_fits_32_mib() -> None:
+    """Above 2**23 inputs not even one float32 draw fits 32 MiB (``2**23 // n`` is 0): a chunk still holds exactly
+    one draw, so the default reproduces ``chunk_draws=1``, not chunks of 2 (other reference-mode tie noise)."""
+    n = 2**23 + 1
+    kwargs = {"gammas": (0.01,), "n": n, "draws": 2, "tests": ("missing",), "ties": "reference", "progress": False}
+
+    def run(chunk_draws: int | None) -> np.ndarray:
+        return theoretical_deltas(["inverse_auc"], chunk_draws=chunk_draws, **kwargs)[0][("inverse_auc", 0, "missing")]
+
+    default = run(None)
+    np.testing.assert_array_equal(default, run(1))
+    assert not np.array_equal(default, run(2))
+
+
+def test_the_strength_column_follows_a_test_name_built_at_run_time() -> None:
+    """A test name equal to "missing" but built at run time (not the interned literal) still reports ``keep``."""
+    name = "".join(["mis", "sing"])
+    table = theoretical_test(["recall"], tests=(name,), keep=0.3, multiplier=3.0, **SMALL)
+    assert table["strength"].tolist() == [0.3]
+
+
 # --- timing -----------------------------------------------------------------------------------------------------
 
 
