@@ -202,6 +202,17 @@ def test_k_equals_the_authors_ceiling_on_the_paper_grid() -> None:
             assert top_count(alpha, n) == min(n, math.ceil(alpha * n)), (n, alpha)
 
 
+def test_k_rounds_alpha_n_to_9_decimals_and_keeps_at_least_one_input() -> None:
+    """k = ⌈round(α·n, 9)⌉ clipped to [1, n], written out: α·n = 3.0000000004 (float error at the 10th decimal)
+    gives 3, not 4, while 3.000000004 (the 9th) gives 4; an α so small that α·n rounds to 0 still selects one
+    input, and α = 1 all n."""
+    assert 0.030000000004 * 100 != 3.0  # the product carries the error the rounding removes
+    assert top_count(0.030000000004, 100) == 3
+    assert top_count(0.03000000004, 100) == 4
+    assert top_count(1e-12, 100) == 1
+    assert top_count(1.0, 100) == 100
+
+
 def test_top_alpha_option_is_validated_and_defaults_to_the_authors_rule(tied_data) -> None:
     activations, concepts = tied_data
     assert DEFAULTS["top_alpha"] == "at_least_kth"
