@@ -80,7 +80,11 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_reference_mode.py",
     ),
     # meta-AUPRC and its α/λ search
-    "src/neuroneval/meta/auprc.py": ("tests/meta/test_table4_and_auprc.py", "tests/meta/test_interval_coverage.py"),
+    "src/neuroneval/meta/auprc.py": (
+        "tests/meta/test_auprc_rules.py",
+        "tests/meta/test_table4_and_auprc.py",
+        "tests/meta/test_interval_coverage.py",
+    ),
     "src/neuroneval/meta/search.py": (
         "tests/meta/test_search_grid.py",
         "tests/meta/test_meta_defaults_and_ties.py",

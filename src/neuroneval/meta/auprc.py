@@ -105,7 +105,8 @@ def bootstrap_meta_auprc(scores: np.ndarray, truth: np.ndarray, *, n_boot: int, 
     j-th such threshold. So the pairs are sorted once, ``A`` and ``P`` counted once, and all replicates are two
     matrix products (when ``A`` has at most :data:`CHECKPOINT_ELEMENTS` entries; else each replicate takes a
     pass of cumulative sums over the pairs, same result). Replicates without any correct pair are skipped.
-    Returns ``(low, high)`` at ``level``.
+    Returns ``(low, high)`` at ``level``; ``(nan, nan)`` when no replicate holds a correct pair (``truth`` without
+    any, on either path).
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
@@ -125,6 +126,8 @@ def bootstrap_meta_auprc(scores: np.ndarray, truth: np.ndarray, *, n_boot: int, 
     counts = np.random.default_rng(seed).multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot)
     group = np.searchsorted(ends, np.arange(ordered.size))  # threshold of each sorted pair
     checkpoints = ends[np.unique(group[labels > 0])]  # thresholds holding a correct pair
+    if not checkpoints.size:  # no correct pair: no replicate holds one
+        return float("nan"), float("nan")
     if checkpoints.size * n_units <= CHECKPOINT_ELEMENTS:
         values = _checkpoint_replicates(counts, unit_of_pair, labels, checkpoints, n_units)
     else:
