@@ -120,7 +120,10 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "src/neuroneval/explain/simulate.py": ("tests/explain/test_simulate.py", "tests/explain/test_evaluate.py"),
     **{f"src/neuroneval/fidelity/claims/{name}.py": ("tests/fidelity/test_claims.py",
                                                      "tests/fidelity/test_verdict_rules.py")
-       for name in ("common", "paper_001", "paper_002")},
+       for name in ("common", "paper_002")},
+    "src/neuroneval/fidelity/claims/paper_001.py": ("tests/fidelity/test_paper001_claim_rules.py",
+                                                    "tests/fidelity/test_claims.py",
+                                                    "tests/fidelity/test_verdict_rules.py"),
     "src/neuroneval/fidelity/claims/paper_000_ranking.py": ("tests/fidelity/test_ranking_claim_rules.py",
                                                             "tests/fidelity/test_claims.py",
                                                             "tests/fidelity/test_verdict_rules.py"),

@@ -544,7 +544,8 @@ def test_le_must_lead_the_simulated_crowd_on_the_paired_interval(delta: float, e
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [
-    (EPS, 0.9, "holds"), (0.0, 0.9, "within_noise"), (-0.5, EPS, "within_noise"), (-0.5, 0.0, "differs")])
+    (EPS, 0.9, "holds"), (0.0, 0.9, "within_noise"), (-0.5, EPS, "within_noise"), (-0.5, 0.0, "within_noise"),
+    (-0.5, -EPS, "differs")])
 def test_crowd_agreement_holds_above_zero_and_is_within_noise_when_its_interval_contains_zero(
         low: float, high: float, expected: str) -> None:
     agreement = pd.DataFrame({"table": [1], "setting": "all", "reference": "simulation_correlation",
