@@ -396,6 +396,30 @@ def test_the_reliable_measures_agreement_is_read_from_alpha_rows_only() -> None:
     assert claim.reason.endswith("the measures with α ≥ 0.9 at least 51%); " + EFFECT)
 
 
+def test_a_measure_sorting_after_grad_loss_is_set_beside_grad_loss() -> None:
+    """IN-UCI (a name sorting after GRAD-Loss's) with a low test-retest r: its subset noise beside GRAD-Loss's."""
+    claim = _claim(_noisy({"IN-UCI": 0.5}), RETEST_CLAIM)
+    assert claim.reason == ("also below 0.9: IN-UCI 0.500; IN-UCI: 37% of concepts keep their effect's sign on every "
+                            "data subset (GRAD-Loss, the paper's unreliable measure, 12%; the measures with α ≥ 0.9 "
+                            f"at least 55%); {EFFECT}")
+
+
+def test_an_abl_value_exactly_at_09_gets_no_noise_reason() -> None:
+    """GRAD-Loss at α 0.95 fails the faithfulness claim; the weakest ABL value, exactly 0.9, reaches the mark, so
+    the reason names GRAD-Loss only (no subset-noise sentence for ABL-Div)."""
+    alpha = {m: 0.95 for m in NOISY} | {"ABL-Div": 0.9}
+    claim = _claim(_claims(_reliability({m: 0.95 for m in NOISY}, alpha, noise=AGREEMENT)), FAITHFUL_CLAIM)
+    assert (claim.verdict, claim.reason) == ("differs", "GRAD-Loss α 0.950 ≥ 0.9")
+
+
+def test_test_retest_reads_only_the_test_retest_run() -> None:
+    """A row of another run whose name sorts after ``test-retest`` (a low 0.1 for IN-EmbCos) is not a test-retest r."""
+    decoy = pd.DataFrame([{"model": MODEL, "measure": "IN-EmbCos", "statistic": "pearson", "run": "validation",
+                           "value": 0.1, "ci_low": NAN, "ci_high": NAN}])
+    claim = _claim(_claims(pd.concat([_reliability(), decoy], ignore_index=True)), RETEST_CLAIM)
+    assert (claim.verdict, claim.our_value) == ("holds", BASE[0][1])
+
+
 def test_a_holding_faithfulness_claim_has_no_noise_reason() -> None:
     """With the subset-noise columns present, a claim that holds still has an empty reason."""
     claims = _claims(_reliability(noise={m: 0.9 for m in MEASURES}))
