@@ -194,9 +194,10 @@ def test_the_world_card_adds_only_the_figures_it_has() -> None:
 
 def test_a_differing_setting_without_ceiling_or_world_facts_still_says_by_how_much() -> None:
     """No ceiling row, no top-1 and no world card: the reason still gives our best's distance to the paper's."""
-    meta = _meta({"s": {"correlation": (0.9,), "auc": (0.1,)}})
-    (claim,) = fc.setting_claims(meta, _ceiling({}), pd.DataFrame(), {"s": LOW_SETTING})
-    assert claim.verdict == "differs" and claim.reason == "ours is +0.432 from the paper's"
+    meta = _meta({"s": {"correlation": (0.9,), "auc": (0.1,)}, "t": {"correlation": (0.2,), "auc": (0.1,)}})
+    above, below = fc.setting_claims(meta, _ceiling({}), pd.DataFrame(), {"s": LOW_SETTING, "t": LOW_SETTING})
+    assert above.verdict == "differs" and above.reason == "ours is +0.432 from the paper's"
+    assert below.verdict == "differs" and below.reason == "ours is -0.268 from the paper's"
 
 
 # --- settings without a paper counterpart: ceiling ≥ 0.9, model ≥ 0.8, discrimination --------------------------
@@ -411,6 +412,19 @@ def test_a_spearman_tied_into_the_second_worst_place_is_compared_with_the_metric
     assert claim.verdict == verdict
     noise = "its meta-AUPRC interval overlaps that of mad (2nd worst) in every setting; " if mad < 0.5 else ""
     assert claim.reason == f"{noise}Spearman meta-AUPRC per setting: s1 0.300"
+
+
+def test_of_three_metrics_a_spearman_tied_with_the_first_is_compared_with_it() -> None:
+    """Three metrics, Spearman tied with auprc for 1st place and sorting after it (the 2nd worst of the order):
+    position 1 < 2, so it fails, compared with auprc's overlapping interval (within noise), not with itself."""
+    names = ["".join(parts) for parts in (["au", "prc"], ["spear", "man"], ["rec", "all"])]
+    table4 = _table4(dict(zip(names, [1.0, 1.0, 3.0], strict=True)))
+    meta = _meta({"s1": {name: (value, value - 0.06, value + 0.06)
+                         for name, value in zip(names, [0.35, 0.3, 0.1], strict=True)}})
+    claim = _claim(fc.table4_claims(table4, meta, pd.DataFrame()), "Spearman")
+    assert claim.our_value == "#1 of 3 (avg AUPRC 0.500)"
+    assert claim.verdict == "within_noise"
+    assert claim.reason.startswith("its meta-AUPRC interval overlaps that of auprc (2nd worst) in every setting; ")
 
 
 # --- Table 4: passing metrics rank better ------------------------------------------------------------------------
