@@ -69,6 +69,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_label_concepts.py",
     ),
     "src/neuroneval/metrics/topandrandom.py": (
+        "tests/metrics/test_topandrandom_rules.py",
         "tests/metrics/test_oracles.py",
         "tests/metrics/test_paper_scale_paths.py",
     ),

@@ -172,15 +172,17 @@ def sample_width(ctx: Context) -> int:
 
 
 def _masked_pearson(ctx: Context, x: Any, y: Any, valid: Any) -> Any:
-    """Pearson correlation along the last axis over the entries where ``valid`` (broadcast) is true."""
+    """Pearson correlation along the last axis over the entries where ``valid`` (broadcast) is true; an empty sample
+    (a 0/1 unit without positives when ``tr_n_random`` is 0) is constant, so it scores 0 with the zero-variance note."""
     be = ctx.be
     weights = be.astype(valid, be.float64)
     count = be.sum(weights, axis=-1)
+    divisor = be.where(count > 0, count, 1.0)
 
     def centred(values: Any) -> tuple[Any, Any]:
-        mean = be.sum(values * weights, axis=-1) / count
+        mean = be.sum(values * weights, axis=-1) / divisor
         constant = be.max(be.where(valid, values, -np.inf), axis=-1) == be.min(be.where(valid, values, np.inf), axis=-1)
-        return (values - mean[..., None]) * weights, constant
+        return (values - mean[..., None]) * weights, constant | (count == 0)
 
     x_centred, x_constant = centred(x)
     y_centred, y_constant = centred(y)
@@ -190,7 +192,7 @@ def _masked_pearson(ctx: Context, x: Any, y: Any, valid: Any) -> Any:
     safe = be.where(degenerate | (norms == 0), 1.0, norms)
     result = be.where(degenerate | (norms == 0), 0.0, be.clip(be.sum(x_centred * y_centred, axis=-1) / safe, -1, 1))
     if ctx.ties.covariance_factor:
-        result = result * (count - 1.0) / count
+        result = be.where(count > 0, result * (count - 1.0) / divisor, result)  # an empty sample stays +0.0
     return result
 
 
