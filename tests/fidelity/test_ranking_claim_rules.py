@@ -427,6 +427,17 @@ def test_of_three_metrics_a_spearman_tied_with_the_first_is_compared_with_it() -
     assert claim.reason.startswith("its meta-AUPRC interval overlaps that of auprc (2nd worst) in every setting; ")
 
 
+def test_a_second_worst_metric_sorting_after_spearman_is_the_one_compared() -> None:
+    """Spearman first of four (fails); the 2nd worst is wpmi, a name sorting after "spearman": Spearman's interval
+    is compared with wpmi's (they meet: within noise), not with the metric above it (auc, apart)."""
+    table4 = _table4({"spearman": 1.0, "auc": 2.0, "wpmi": 3.0, "recall": 4.0})
+    meta = _meta({"s1": {"spearman": (0.3, 0.25, 0.35), "auc": (0.8, 0.75, 0.85), "wpmi": (0.32, 0.27, 0.37),
+                         "recall": (0.1, 0.05, 0.15)}})
+    claim = _claim(fc.table4_claims(table4, meta, pd.DataFrame()), "Spearman")
+    assert claim.verdict == "within_noise"
+    assert claim.reason.startswith("its meta-AUPRC interval overlaps that of wpmi (2nd worst) in every setting; ")
+
+
 # --- Table 4: passing metrics rank better ------------------------------------------------------------------------
 
 
