@@ -57,6 +57,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/metrics/test_common.py",
     ),
     "src/neuroneval/metrics/correlation.py": (
+        "tests/metrics/test_correlation_rules.py",
         "tests/metrics/test_label_concepts.py",
         "tests/metrics/test_correlation_bounds.py",
         "tests/metrics/test_oracles.py",

@@ -473,9 +473,13 @@ def test_le_best_passes_its_options_and_takes_them_by_keyword_only() -> None:
 
 def _broden_protocols() -> dict[str, dict]:
     """h and j give Broden-style methods a subset (j all three); k restricts only invert; n and e restrict none;
-    all five are 001's protocol."""
+    all five are 001's protocol; g and m restrict netdissect but are not the protocol (label-simulated, or scored
+    on labels)."""
     hidden = {"scored_on": SETTING, "concepts": "pseudo:clip"}
-    return {"h": {**hidden, "method_concepts": {"methods": ["netdissect", "compexp"],
+    subset = {"methods": ["netdissect"], "prefixes": ["colour:"]}
+    return {"g": {"scored_on": SETTING, "concepts": "labels", "method_concepts": subset},
+            "m": {"scored_on": "labels", "concepts": "pseudo:clip", "method_concepts": subset},
+            "h": {**hidden, "method_concepts": {"methods": ["netdissect", "compexp"],
                                                 "prefixes": ["colour:", "texture:"]}},
             "j": {**hidden, "method_concepts": {"methods": ["netdissect", "compexp", "cce"], "prefixes": ["colour:"]}},
             "k": {**hidden, "method_concepts": {"methods": ["invert"], "prefixes": ["x:"]}},
@@ -487,6 +491,8 @@ def _broden_scores() -> pd.DataFrame:
     return _units({(1, "h", "block3"): {"netdissect": MID, "invert": HIGH},
                    (1, "j", "block3"): {"compexp_l1": MID, "le_label_l1": LOW},
                    (1, "k", "block3"): {"netdissect": MID, "invert": HIGH},
+                   (1, "g", "block3"): {"netdissect": MID, "invert": LOW},
+                   (1, "m", "block3"): {"netdissect": MID, "invert": LOW},
                    (1, "n", "block3"): {"netdissect": MID, "invert": HIGH},
                    (1, "e", "block3"): {"netdissect": MID, "invert": HIGH},
                    (1, "h", "softmax"): {"netdissect": MID, "invert": HIGH, "random": [1.0] * 4},
@@ -496,7 +502,8 @@ def _broden_scores() -> pd.DataFrame:
 
 
 def test_broden_claims_judge_the_concept_subset_on_protocol_settings_and_final_layers_apart() -> None:
-    """The subset row: h (both tables) and j (``_l1`` runs in their families), not k, n or e; the final-layer row:
+    """The subset row: h (both tables) and j (``_l1`` runs in their families), not k, n or e, nor g or m (outside
+    the protocol: neither judged nor named in the claim); the final-layer row:
     T1 h/softmax and T2 l/logits, holding without a note."""
     subset, final = fc.broden_claims(_broden_scores(), _broden_protocols())
     assert subset.claim == ("the best other method beats Broden-style methods (NetDissect, CompExp, CCE) when these "

@@ -316,9 +316,10 @@ def broden_claims(scores: pd.DataFrame, protocols: Mapping[str, Mapping[str, Any
     In every (table, setting, unit group) cell of Tables 1 and 2 the best other method must beat the best
     Broden-style method by the paired bootstrap rule. The first row tests the paper's cause: the settings where
     the Broden-style methods read only a concept subset (``method_concepts``: the embedded world's low-level
-    colours and textures) while the other methods read all concepts, on paper 001's units and scorer; it is not
-    testable where no setting does so. The second row keeps the final-layer class units, where every method reads
-    the same concepts (a secondary check: the paper's cause is absent there).
+    colours and textures) while the other methods read all concepts, on paper 001's units and scorer (only those
+    settings are named in the claim); it is not testable where no such setting does so. The second row keeps the
+    final-layer class units, where every method reads the same concepts (a secondary check: the paper's cause is
+    absent there).
     """
     options, protocols = options or PairedBootstrapOptions(), protocols or {}
     broden_paper = list(published.BRODEN_METHODS_001)
@@ -332,7 +333,8 @@ def broden_claims(scores: pd.DataFrame, protocols: Mapping[str, Mapping[str, Any
              for cell in method_cells(scores[scores["table"] == table_id], ["setting", "group"],
                                       "simulation_correlation", label=f"T{table_id} ")]
     restricted = {setting: protocol["method_concepts"] for setting, protocol in protocols.items()
-                  if set(BRODEN_METHODS) & set((protocol.get("method_concepts") or {}).get("methods", ()))}
+                  if _is_protocol_setting(protocol)
+                  and set(BRODEN_METHODS) & set((protocol.get("method_concepts") or {}).get("methods", ()))}
     subset_cells = [cell for cell in _protocol_cells(cells, protocols, primary=True)
                     if cell.key["setting"] in restricted]
     subsets = "; ".join(f"{setting}: {', '.join(subset['methods'])} read {', '.join(subset['prefixes'])}"
