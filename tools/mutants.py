@@ -100,11 +100,14 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
         "tests/sanity/test_theoretical_reference.py",
     ),
     "src/neuroneval/sanity/analytical.py": (
+        "tests/sanity/test_analytical_rules.py",
         "tests/sanity/test_analytical.py",
         "tests/sanity/test_theoretical_reference.py",
     ),
-    "src/neuroneval/sanity/experimental.py": ("tests/sanity/test_experimental.py",),
-    "src/neuroneval/sanity/perturb.py": ("tests/sanity/test_perturb.py", "tests/sanity/test_experimental.py"),
+    "src/neuroneval/sanity/experimental.py": ("tests/sanity/test_experimental_rules.py",
+                                              "tests/sanity/test_experimental.py"),
+    "src/neuroneval/sanity/perturb.py": ("tests/sanity/test_perturb_rules.py", "tests/sanity/test_perturb.py",
+                                         "tests/sanity/test_experimental.py"),
     "src/neuroneval/sanity/delta.py": ("tests/sanity/test_delta.py",),
     # crowd estimators, intervals and task pages
     "src/neuroneval/crowd/estimator.py": (

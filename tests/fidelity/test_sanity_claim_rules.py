@@ -528,6 +528,9 @@ def test_reference_mode_runs_of_several_sizes_print_the_range_of_n() -> None:
     cells.loc[_at(cells, "recall", "missing", 0.1), "n"] = 50_000
     for claim in fc.reference_mode_claims(cells, source="x"):
         assert "(n = 50,000 to 500,000, 1 seed)" in claim.our_value
+    cells.loc[_at(cells, "precision", "missing", 0.1), "n"] = 80_000  # three sizes: smallest to largest
+    for claim in fc.reference_mode_claims(cells, source="x"):
+        assert "(n = 50,000 to 500,000, 1 seed)" in claim.our_value
 
 
 def test_gamma_is_matched_to_6_decimals_and_a_gamma_off_the_tables_never_joins_a_published_cell() -> None:

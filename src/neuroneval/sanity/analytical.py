@@ -46,7 +46,9 @@ metrics carry an O(1/s) bias at small s, visible in the paper's γ = 1e-4 column
 :func:`decrease_probability` gives the exact expected Decrease Acc ``P(Δs < −ε)``.
 
 The forms use the metric engine's ``ties="average"`` conventions, including its values for undefined cases
-(e.g. precision 0 when c⁻ lost every label). In ``ties="reference"`` mode AUC under extra labels differs:
+where the table's expression does not apply: c⁻ that lost every label (K = 0) scores precision 0, inverse
+balanced accuracy (1 − γ)/2, inverse AUC ½, MAD 0 and WPMI 0; c⁺ positive everywhere (X = n − s) scores inverse
+balanced accuracy γ/2, inverse AUC ½ and MAD 0. In ``ties="reference"`` mode AUC under extra labels differs:
 the authors' float32 tie-breaking noise leaves c⁺ = 1 values tied in two float32 levels ordered by input
 position, so an added positive beats a true positive with probability w ≈ 0.404·0.596 ≈ 0.241 instead of ½,
 giving AUC⁺ ≈ 1 − γx(1 − w)/(1 − γ) (−0.756 at γ = 0.499, the published Table C.4 value).
@@ -191,9 +193,19 @@ def _span(metric: str, span: float | None) -> float:
 
 
 def _strength(test: str, strength: float | None) -> float:
-    if strength is not None:
-        return float(strength)
-    return DEFAULT_KEEP if test == "missing" else DEFAULT_MULTIPLIER
+    """r₋ (missing, in (0, 1]) or r₊ (extra, ≥ 1), the defaults when ``strength`` is None; the domains of
+    :mod:`neuroneval.sanity.perturb`, so no expectation is given for a perturbation that cannot be drawn."""
+    if test not in ("missing", "extra"):
+        raise ValueError(f"test must be 'missing' or 'extra', got {test!r}")
+    if strength is None:
+        return DEFAULT_KEEP if test == "missing" else DEFAULT_MULTIPLIER
+    strength = float(strength)
+    if test == "missing" and not 0.0 < strength <= 1.0:
+        raise ValueError(f"strength (r₋, the share of positives kept) must lie in (0, 1] for missing labels, "
+                         f"got {strength}")
+    if test == "extra" and not strength >= 1.0:
+        raise ValueError(f"strength (r₊, the multiplier of positives) must be ≥ 1 for extra labels, got {strength}")
+    return strength
 
 
 def _distribution(test: str, positives: int, n: int, strength: float) -> tuple[np.ndarray, np.ndarray]:
@@ -227,7 +239,7 @@ def expected_delta(metric: str, test: str, gamma: float, n: int | None = None, *
         None: population limit (App. D, Table D.2 generalised). An int: exact expectation over the binomial
         number of kept/added labels with ``s = round(γ·n)`` positives.
     strength : float, optional
-        r₋ (missing, default 0.5) or r₊ (extra, default 2).
+        r₋ (missing, in (0, 1], default 0.5) or r₊ (extra, ≥ 1, default 2).
     lam : float, default 1.0
         λ of WPMI.
     span : float, optional
@@ -283,7 +295,7 @@ def analytical_table(metrics: Sequence[str] | None = None, gammas: Sequence[floa
     (``n=None``) one draw's Δs equals its mean, so Decrease Acc is 1 if Δs < −ε and 0 otherwise.
     """
     rows = []
-    for metric in metrics or ANALYTICAL_METRICS:
+    for metric in ANALYTICAL_METRICS if metrics is None else metrics:
         for test in ("missing", "extra"):
             for gamma in gammas:
                 delta = expected_delta(metric, test, gamma, n, lam=lam)
@@ -291,4 +303,4 @@ def analytical_table(metrics: Sequence[str] | None = None, gammas: Sequence[floa
                             else decrease_probability(metric, test, gamma, n, epsilon=epsilon, lam=lam))
                 rows.append({"metric": metric, "test": test, "gamma": gamma, "n": n, "expected_delta": delta,
                              "expected_decrease_acc": accuracy})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["metric", "test", "gamma", "n", "expected_delta", "expected_decrease_acc"])

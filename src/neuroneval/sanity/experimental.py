@@ -243,6 +243,10 @@ def experimental_test(metric: str, activations: Any, concepts: Any, pairs: Any, 
     >>> table[["test", "decrease_acc", "n_pairs"]].values.tolist()
     [['missing', 1.0, 3], ['extra', 1.0, 3]]
     """
+    unknown = [test for test in tests if test not in TESTS]
+    if unknown or perturbation not in PERTURBATIONS:
+        raise ValueError(f"tests must be among {TESTS} and perturbation one of {PERTURBATIONS}; got "
+                         f"{list(tests)!r}, {perturbation!r}")
     options = options_for(metric, options)
     rows = []
     for test in tests:

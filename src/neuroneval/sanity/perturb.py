@@ -38,6 +38,7 @@ also offers two random variants (a random child; the union of a random subset of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
@@ -303,7 +304,8 @@ def semantic_missing_labels(concepts: Any, names: Sequence[str], hierarchy: Mapp
         the union (elementwise max) of the children each kept with probability ``keep`` (at least one; when
         there are two or more children, not all of them, so c⁻ is a proper semantic subset).
     draws, keep, seed
-        Draws for the random rules; draw d of concept t uses ``default_rng([seed, 3, t, d])``.
+        Draws for the random rules; draw d of concept t uses ``default_rng([seed, 3, t, d])``. ``keep`` must lie
+        in (0, 1) for ``"random_subset"``; the other rules ignore it.
 
     Returns
     -------
@@ -314,7 +316,7 @@ def semantic_missing_labels(concepts: Any, names: Sequence[str], hierarchy: Mapp
     """
     if rule not in SUBCLASS_RULES:
         raise ValueError(f"rule must be one of {SUBCLASS_RULES}, got {rule!r}")
-    if not 0.0 < keep < 1.0:
+    if rule == "random_subset" and not 0.0 < keep < 1.0:
         raise ValueError(f"keep must lie in (0, 1) for the random subset rule, got {keep}")
     matrix = _as_matrix(concepts)
     mapping = semantic_subclasses(names, hierarchy)
@@ -337,11 +339,28 @@ def semantic_missing_labels(concepts: Any, names: Sequence[str], hierarchy: Mapp
     return positions, out
 
 
+#: Redraws of a random subset before it is drawn from its conditional law directly (a ``keep`` near 0 or 1).
+SUBSET_TRIES = 64
+
+
 def _random_subset(rng: np.random.Generator, children: np.ndarray, keep: float) -> np.ndarray:
-    """Children kept with probability ``keep``; redrawn until non-empty and (for ≥ 2 children) not all."""
-    if children.size == 1:
+    """Children kept with probability ``keep`` each, conditioned on non-empty and (for ≥ 2 children) not all.
+
+    Drawn by redrawing up to :data:`SUBSET_TRIES` times; when every try fails (a ``keep`` so close to 0 or 1 that
+    a proper subset is rare), from the same conditional law directly: a size k ∈ 1 … m − 1 with probability
+    ∝ C(m, k)·keep^k·(1 − keep)^(m − k), then k children uniformly (every subset of one size is equally likely).
+    Either way the subset has that law, and for a usual ``keep`` the first tries decide, as they always did.
+    """
+    m = children.size
+    if m == 1:
         return children
-    while True:
-        mask = rng.random(children.size) < keep
-        if 0 < mask.sum() < children.size:
+    for _ in range(SUBSET_TRIES):
+        mask = rng.random(m) < keep
+        if 0 < mask.sum() < m:
             return children[mask]
+    sizes = np.arange(1, m)
+    log_weights = np.array([math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1) for k in sizes])
+    log_weights += sizes * math.log(keep) + (m - sizes) * math.log1p(-keep)
+    weights = np.exp(log_weights - log_weights.max())
+    size = int(rng.choice(sizes, p=weights / weights.sum()))
+    return children[np.sort(rng.choice(m, size=size, replace=False))]
