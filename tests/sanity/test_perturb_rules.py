@@ -182,20 +182,15 @@ def test_boolean_and_vector_concepts_are_accepted() -> None:
 
 def test_perturb_labels_dispatches_on_the_test_name() -> None:
     table = TABLE[:, [0, 5]]
-    for name in ("missing", fresh("missing")):
-        out = perturb_labels(name, table, [1, 4], seed=2, concept_ids=[3, 6], dtype=np.float64)
-        assert out.dtype == np.float64
-        np.testing.assert_array_equal(out[:, 1, 0], brute_missing(table[:, 1], 0.5, 2, 6, 1))
-        np.testing.assert_array_equal(out[:, 0, 1], brute_missing(table[:, 0], 0.5, 2, 3, 4))
-        out = perturb_labels(name, table, 1, strength=0.3, seed=2)
-        np.testing.assert_array_equal(out[:, 0, 0], brute_missing(table[:, 0], 0.3, 2, 0, 0))
-    for name in ("extra", fresh("extra")):
-        out = perturb_labels(name, table, [1, 4], seed=2, concept_ids=[3, 6], dtype=np.float64)
-        assert out.dtype == np.float64
-        np.testing.assert_array_equal(out[:, 1, 0], brute_extra(table[:, 1], 2.0, 2, 6, 1))
-        np.testing.assert_array_equal(out[:, 0, 1], brute_extra(table[:, 0], 2.0, 2, 3, 4))
-        out = perturb_labels(name, table, 1, strength=1.4, seed=2)
-        np.testing.assert_array_equal(out[:, 1, 0], brute_extra(table[:, 1], 1.4, 2, 1, 0))
+    cases = (("missing", 0.5, brute_missing, 0.3, 0), ("extra", 2.0, brute_extra, 1.4, 1))
+    for test, default, brute, strength, column in cases:
+        for name in (test, fresh(test)):
+            out = perturb_labels(name, table, [1, 4], seed=2, concept_ids=[3, 6], dtype=np.float64)
+            assert out.dtype == np.float64
+            np.testing.assert_array_equal(out[:, 1, 0], brute(table[:, 1], default, 2, 6, 1))
+            np.testing.assert_array_equal(out[:, 0, 1], brute(table[:, 0], default, 2, 3, 4))
+            out = perturb_labels(name, table, 1, strength=strength, seed=2)
+            np.testing.assert_array_equal(out[:, column, 0], brute(table[:, column], strength, 2, column, 0))
     out = perturb_labels("missing", table)
     assert out.shape == (N, 2, 1) and out.dtype == np.float32
     np.testing.assert_array_equal(out[:, 0, 0], brute_missing(table[:, 0], 0.5, 0, 0, 0))
