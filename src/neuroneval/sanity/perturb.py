@@ -358,9 +358,9 @@ def _random_subset(rng: np.random.Generator, children: np.ndarray, keep: float) 
         mask = rng.random(m) < keep
         if 0 < mask.sum() < m:
             return children[mask]
-    sizes = np.arange(1, m)
-    log_weights = np.array([math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1) for k in sizes])
-    log_weights += sizes * math.log(keep) + (m - sizes) * math.log1p(-keep)
+    sizes = np.arange(1, m)  # log of C(m, k)·keep^k·(1 − keep)^(m − k) without the common factor m!
+    log_weights = np.array([k * math.log(keep) + (m - k) * math.log1p(-keep) - math.lgamma(k + 1)
+                            - math.lgamma(m - k + 1) for k in sizes.tolist()])
     weights = np.exp(log_weights - log_weights.max())
     size = int(rng.choice(sizes, p=weights / weights.sum()))
     return children[np.sort(rng.choice(m, size=size, replace=False))]
