@@ -438,6 +438,8 @@ def test_semantic_argument_checks() -> None:
     for keep in (0.0, -0.1, 1.0, 1.2):
         with pytest.raises(ValueError, match="keep must lie in"):
             semantic_missing_labels(table, NAMES, HIERARCHY, rule="random_subset", keep=keep)
+        with pytest.raises(ValueError, match="keep must lie in"):  # the rule's name equal, not the same object
+            semantic_missing_labels(table, NAMES, HIERARCHY, rule=fresh("random_subset"), keep=keep)
         for rule in ("largest", "random_child"):  # rules without a keep ignore it
             expected = semantic_missing_labels(table, NAMES, HIERARCHY, rule=rule, draws=2)
             got = semantic_missing_labels(table, NAMES, HIERARCHY, rule=rule, draws=2, keep=keep)
