@@ -493,6 +493,21 @@ def test_the_direct_draw_gives_subset_sizes_the_conditional_binomial_law(monkeyp
     assert stats.chisquare(np.bincount(sizes, minlength=5)[1:], expected).pvalue > 1e-4
 
 
+def test_the_direct_draw_comes_after_exactly_64_failed_redraws() -> None:
+    """The documented order of the stream (so a seed gives the same subsets): 64 redraws of m uniforms, then one
+    draw of the size from the conditional law and one of k children without replacement."""
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        got = perturb._random_subset(rng, np.array([7, 8, 9, 10]), 1e-9)
+        oracle = np.random.default_rng(seed)
+        oracle.random((64, 4))
+        law = stats.binom.pmf(np.arange(1, 4), 4, 1e-9)
+        size = int(oracle.choice(np.arange(1, 4), p=law / law.sum()))
+        expected = 7 + np.sort(oracle.choice(4, size=size, replace=False))
+        np.testing.assert_array_equal(got, expected)
+        assert rng.random() == oracle.random()  # nothing else drawn
+
+
 @pytest.mark.parametrize(("keep", "size"), [(1e-9, 1), (1e-300, 1), (1 - 1e-9, 2)])
 def test_a_keep_near_0_or_1_draws_single_children_or_all_but_one_without_hanging(keep: float, size: int) -> None:
     """The redraws almost never find a proper subset here (≈ 1e-9 per try), so the direct draw decides: one
