@@ -3,20 +3,26 @@ result ≤ 30 min, on 2 cores).
 
 Usage: ``python benchmarks/bench_build.py [--cores 2] [--target results/table4.csv | --full] [--top 30] [--keep DIR]``.
 Copies the workflow into a scratch directory, runs Snakemake there, and prints the wall time, the jobs run, the
-machine's load average before and after, Σ job seconds (wall and CPU) and the slowest jobs from Snakemake's
-``benchmark:`` files, then the time and outcome of a second run that should do nothing. ``--full`` builds every
+machine's load average before and after, the CPU seconds of the whole build (Snakemake and every job, from
+``getrusage``), Σ job seconds and the slowest jobs from Snakemake's ``benchmark:`` files (wall), the CPU seconds
+of every job from the last line of its log (:data:`neuroneval.pipeline.runner.RESOURCE_LINE`: imports included,
+unlike the benchmark files' sampled ``cpu_time``) and the rest (Snakemake itself), then the time and outcome of
+a second run that should do nothing. ``--full`` builds every
 target behind the fidelity report (:data:`FULL_TARGETS`: Table 4, sanity, crowd, CoSy, the explanation
 benchmark, concept evaluation, the viewer); it takes over an hour on 2 cores.
 
-On a shared machine the wall time follows the load; the CPU seconds (``cpu_seconds``, user + system time of each
-job) follow the work, so compare those between builds.
+On a shared machine the wall time follows the load; the CPU seconds follow the work, so compare those between
+builds. On Linux with autogroups a ``nice``d process in another session still takes its share of the cores
+(docs/design.md §7): the load average printed before and after tells whether the build had the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,15 +41,56 @@ FULL_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_repo
                 "concepteval_results", "viewer"]
 
 
-def run_snakemake(workspace: Path, cores: int, targets: list[str]) -> tuple[float, str]:
-    """Run the venv's Snakemake on ``targets`` in ``workspace``; (wall seconds, its stdout + stderr)."""
-    started = time.perf_counter()
+#: The last line of every job's log (neuroneval.pipeline.runner.RESOURCE_LINE; kept here so that the benchmark
+#: imports nothing of the package).
+RESOURCE_LINE = "neuroneval job resources: "
+
+
+def children_cpu_seconds() -> float:
+    """User + system seconds of the children this process has waited for (``getrusage``)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_snakemake(workspace: Path, cores: int, targets: list[str]) -> tuple[float, float, str]:
+    """Run the venv's Snakemake on ``targets`` in ``workspace``; (wall seconds, CPU seconds of Snakemake and every
+    job it ran, its stdout + stderr)."""
+    started, cpu_before = time.perf_counter(), children_cpu_seconds()
     result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", str(cores), *targets],
                             cwd=workspace, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, children_cpu_seconds() - cpu_before
     if result.returncode != 0:
         raise SystemExit(f"snakemake failed:\n{result.stderr[-4000:]}")
-    return elapsed, result.stdout + result.stderr
+    return elapsed, cpu, result.stdout + result.stderr
+
+
+def job_resources(workspace: Path) -> pd.DataFrame:
+    """One row per job log under ``workspace/logs`` whose last resource line (:data:`RESOURCE_LINE`) it finds:
+    ``log`` (its path there), ``cpu_seconds`` and ``max_rss_mb``, most CPU first."""
+    rows = []
+    for path in sorted((workspace / "logs").rglob("*.log")):
+        records = [line[len(RESOURCE_LINE):] for line in path.read_text(errors="replace").splitlines()
+                   if line.startswith(RESOURCE_LINE)]
+        if records:
+            record = json.loads(records[-1])
+            rows.append({"log": str(path.relative_to(workspace / "logs")), "cpu_seconds": float(record["cpu_seconds"]),
+                         "max_rss_mb": float(record["max_rss_mb"])})
+    frame = pd.DataFrame(rows, columns=["log", "cpu_seconds", "max_rss_mb"])
+    return frame.sort_values("cpu_seconds", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def cpu_summary(jobs: pd.DataFrame, build_cpu: float, *, top: int) -> str:
+    """Σ CPU seconds of the jobs' logs, the rest of the build's CPU (Snakemake itself, jobs without a log line),
+    then the ``top`` jobs by CPU (all when ``top`` ≤ 0)."""
+    total = jobs["cpu_seconds"].sum()
+    shown = jobs if top <= 0 else jobs.head(top)
+    lines = [f"CPU: {build_cpu:.1f} s for the whole build, {total:.1f} s in {len(jobs)} job logs, "
+             f"{build_cpu - total:.1f} s the rest (Snakemake itself)",
+             shown.to_string(index=False, float_format=lambda value: f"{value:.1f}")]
+    if len(shown) < len(jobs):
+        lines.append(f"… {len(jobs) - len(shown)} lighter jobs, Σ {jobs['cpu_seconds'].iloc[len(shown):].sum():.1f} "
+                     "CPU s")
+    return "\n".join(lines)
 
 
 def rule_times(workspace: Path) -> pd.DataFrame:
@@ -68,7 +115,7 @@ def summary(times: pd.DataFrame, *, top: int) -> str:
     """Σ wall and CPU seconds of the benchmarked jobs, then the ``top`` slowest (all when ``top`` ≤ 0)."""
     shown = times if top <= 0 else times.head(top)
     lines = [f"benchmarked jobs: {len(times)}, Σ job seconds {times['seconds'].sum():.1f} wall, "
-             f"{times['cpu_seconds'].sum():.1f} CPU",
+             f"{times['cpu_seconds'].sum():.1f} CPU (Snakemake's sampled cpu_time)",
              shown.to_string(index=False, float_format=lambda value: f"{value:.1f}")]
     if len(shown) < len(times):
         lines.append(f"… {len(times) - len(shown)} faster jobs, Σ {times['seconds'].iloc[len(shown):].sum():.1f} s")
@@ -94,13 +141,14 @@ def main() -> None:
         else:
             shutil.copy2(source, workspace / name)
     load_before = os.getloadavg()[0]
-    first, log = run_snakemake(workspace, arguments.cores, build)
+    first, first_cpu, log = run_snakemake(workspace, arguments.cores, build)
     load_after = os.getloadavg()[0]
-    second, again = run_snakemake(workspace, arguments.cores, build)
+    second, _, again = run_snakemake(workspace, arguments.cores, build)
     name = "the full build (every target behind fidelity)" if arguments.full else repr(arguments.target)
     print(f"from-scratch build of {name} on {arguments.cores} cores: {first:.1f} s, {jobs_done(log)} jobs "
           f"(1-minute load average {load_before:.1f} before, {load_after:.1f} after)")
     print(summary(rule_times(workspace), top=arguments.top))
+    print(cpu_summary(job_resources(workspace), first_cpu, top=arguments.top))
     nothing = "Nothing to be done" in again
     print(f"second run: {second:.1f} s, {'nothing to be done' if nothing else 'RAN JOBS'}")
     if not arguments.keep:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -162,3 +164,55 @@ def test_an_equivalent_row_that_matches_no_survivor_is_reported_stale(tmp_path: 
     stale = report.stale_rows([tally], equivalents)
     assert stale == [("small", "core/NumberReplacer", "gone = 2")]
     assert "- small | core/NumberReplacer | `gone = 2`" in report.markdown([tally], stale)
+
+
+def _in_new_session(code: str, *, nice: int, tmp_path: Path) -> subprocess.CompletedProcess:
+    """``code`` in a fresh Python at ``nice``, in its own session (as Cosmic Ray starts a test run), so that an
+    autogroup it renices is never this test run's own."""
+    return subprocess.run(["nice", "-n", str(nice), sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, start_new_session=True, timeout=120)
+
+
+def test_niced_pytest_gives_its_session_the_nice_value_it_inherited(tmp_path: Path) -> None:
+    """tools/niced_pytest.py: at nice 7 it writes 7 to the autogroup file it is given; at nice 0 it writes nothing
+    (the default scheduling stays)."""
+    written, untouched = tmp_path / "autogroup", tmp_path / "untouched"
+    untouched.write_text("before")
+    load = (f"import sys; sys.path.insert(0, {str(ROOT / 'tools')!r}); import niced_pytest as n; "
+            "print(n.share_nice_with_session(sys.argv[-1]))")
+    at_seven = _in_new_session(load.replace("sys.argv[-1]", repr(str(written))), nice=7, tmp_path=tmp_path)
+    at_zero = _in_new_session(load.replace("sys.argv[-1]", repr(str(untouched))), nice=0, tmp_path=tmp_path)
+    assert (at_seven.stdout.strip(), written.read_text()) == ("True", "7")
+    assert (at_zero.stdout.strip(), untouched.read_text()) == ("False", "before")
+    missing = _in_new_session(load.replace("sys.argv[-1]", repr(str(tmp_path / "no" / "such"))), nice=3,
+                              tmp_path=tmp_path)
+    assert missing.stdout.strip() == "False"
+
+
+def test_niced_pytest_runs_pytest_in_a_session_at_its_nice_value(tmp_path: Path) -> None:
+    """The whole wrapper, as mutants.test_command runs it: pytest runs the given file and passes its exit status
+    through; where the kernel has autogroups, the session's autogroup reads "nice 5" inside the test."""
+    (tmp_path / "test_probe.py").write_text(
+        "import os\n"
+        "def test_nice():\n"
+        "    assert os.nice(0) == 5\n"
+        "    if os.path.exists('/proc/self/autogroup'):\n"
+        "        assert open('/proc/self/autogroup').read().split()[-1] == '5'\n"
+        "def test_fails_on_request():\n"
+        "    assert not os.environ.get('PROBE_FAIL')\n")
+    command = [sys.executable, str(ROOT / "tools" / "niced_pytest.py"), "-q", "-p", "no:randomly",
+               "-p", "no:cacheprovider", "test_probe.py"]
+    passing = subprocess.run(["nice", "-n", "5", *command], cwd=tmp_path, capture_output=True, text=True,
+                             start_new_session=True, timeout=300)
+    failing = subprocess.run(["nice", "-n", "5", *command], cwd=tmp_path, capture_output=True, text=True,
+                             start_new_session=True, timeout=300, env={**os.environ, "PROBE_FAIL": "1"})
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "2 passed" in passing.stdout
+    assert failing.returncode == 1 and "1 failed, 1 passed" in failing.stdout
+
+
+def test_mutants_test_command_goes_through_the_wrapper() -> None:
+    mutants = load_tool("mutants")
+    command = mutants.test_command(("tests/a.py", "tests/b.py"))
+    assert command[:2] == [sys.executable, str(ROOT / "tools" / "niced_pytest.py")]
+    assert command[-2:] == ["tests/a.py", "tests/b.py"] and "-x" in command

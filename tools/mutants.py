@@ -262,8 +262,11 @@ def skip_annotation_mutants(session: Path, source: str) -> int:
 
 def test_command(tests: tuple[str, ...]) -> list[str]:
     """``pytest -x`` over ``tests`` in the order given (pytest-randomly off): a module's quick test files come first
-    in :data:`MODULE_TESTS`, so most mutants die before a slow file (a coverage simulation) starts."""
-    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
+    in :data:`MODULE_TESTS`, so most mutants die before a slow file (a coverage simulation) starts. It runs through
+    ``tools/niced_pytest.py``, which keeps a ``nice -n 19`` run niced in the new session Cosmic Ray starts for
+    each test run (Linux autogroups apply nice values only inside a session)."""
+    return [sys.executable, str(ROOT / "tools" / "niced_pytest.py"), "-x", "-q", "-p", "no:cacheprovider",
+            "-p", "no:randomly", *tests]
 
 
 def write_config(tree: Path, module: str, tests: tuple[str, ...], timeout: float) -> Path:

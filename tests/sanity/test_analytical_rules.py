@@ -472,6 +472,20 @@ def test_decrease_probability_refuses_an_impossible_strength() -> None:
         analytical.decrease_probability("iou", "extra", 0.3, 10, strength=0.5)
 
 
+def test_a_test_name_built_at_run_time_is_checked_by_value() -> None:
+    """A test name read from a file or joined at run time is equal to "missing"/"extra" but not the same object as
+    the literal: the strength domain is checked all the same (an identity comparison would let r₋ = 1.5 through
+    and return NaN)."""
+    missing, extra = "".join(["mis", "sing"]), "".join(["ex", "tra"])
+    assert missing == "missing" and missing is not "missing"  # noqa: F632 (the point of the test)
+    assert extra == "extra" and extra is not "extra"  # noqa: F632
+    with pytest.raises(ValueError, match=r"for missing labels, got 1\.5"):
+        analytical.expected_delta("iou", missing, 0.3, 10, strength=1.5)
+    with pytest.raises(ValueError, match=r"for extra labels, got 0\.5"):
+        analytical.expected_delta("iou", extra, 0.3, 10, strength=0.5)
+    assert analytical.expected_delta("iou", missing, 0.3, 10) == analytical.expected_delta("iou", "missing", 0.3, 10)
+
+
 def test_an_empty_metric_list_gives_an_empty_table_with_the_columns() -> None:
     table = analytical.analytical_table([], gammas=(0.1,))
     assert table.empty

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import resource
 import sys
 import traceback
 from collections.abc import Callable
@@ -37,6 +39,23 @@ def run_step(step: Callable[[StepIO], None], snakemake: Any) -> None:
         except Exception:
             traceback.print_exc()
             raise
+        finally:
+            print(RESOURCE_LINE + json.dumps(job_resources()), flush=True)
+
+
+#: Prefix of the last line of every job's log: the job's CPU time and peak memory as JSON (:func:`job_resources`;
+#: ``benchmarks/bench_build.py`` sums them). Snakemake's own ``benchmark:`` ``cpu_time`` samples the process
+#: tree now and then and misses what ran between samples and before the first (imports included).
+RESOURCE_LINE = "neuroneval job resources: "
+
+
+def job_resources() -> dict[str, float]:
+    """This process's CPU seconds since it started (user + system, imports included) plus those of the children
+    it waited for (``cpu_seconds``), and the larger peak resident memory of the two in MB (``max_rss_mb``),
+    from ``getrusage``."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return {"cpu_seconds": round(cpu, 2), "max_rss_mb": round(max(own.ru_maxrss, children.ru_maxrss) / 1024, 1)}
 
 
 def run_rule(snakemake: Any) -> None:
