@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from neuroneval.pipeline.runner import RESOURCE_LINE
+
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = ["Snakefile", "workflow", "profiles", "environment.yml", "params.yaml"]
 #: Every target behind ``fidelity``: those the tiny end-to-end run builds (tests/test_bench_build.py checks that
@@ -39,11 +41,6 @@ COPIED = ["Snakefile", "workflow", "profiles", "environment.yml", "params.yaml"]
 FULL_TARGETS = ["results/table4.csv", "results/table4.png", "results/worlds_report.csv", "results/ceiling.csv",
                 "results/crowd_summary.csv", "sanity_results", "cosy_results", "fidelity", "explain_results",
                 "concepteval_results", "viewer"]
-
-
-#: The last line of every job's log (neuroneval.pipeline.runner.RESOURCE_LINE; kept here so that the benchmark
-#: imports nothing of the package).
-RESOURCE_LINE = "neuroneval job resources: "
 
 
 def children_cpu_seconds() -> float:

@@ -50,7 +50,6 @@ def test_job_resources_reads_the_last_resource_line_of_every_job_log(tmp_path: P
     """The line the runner writes (same prefix), the last one when a log holds two, logs without one left out."""
     from neuroneval.pipeline.runner import RESOURCE_LINE
 
-    assert bench_build.RESOURCE_LINE == RESOURCE_LINE
     logs = tmp_path / "logs"
     (logs / "models").mkdir(parents=True)
     (logs / "models" / "lm.log").write_text(f"train\n{RESOURCE_LINE}" '{"cpu_seconds": 1.0, "max_rss_mb": 5.0}\n'
